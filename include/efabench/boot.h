@@ -1,0 +1,67 @@
+/* Bootstrap: who am I, how many are we, and the few collectives that exchange addresses and
+ * keys. Every call takes an absolute deadline (eb_now_ns() based) and fails, naming the lost
+ * rank, instead of hanging when a peer dies. */
+#ifndef EFABENCH_BOOT_H
+#define EFABENCH_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct eb_boot;
+
+struct eb_boot_ops {
+	const char *name;
+	/* out receives size * len bytes: rank r's contribution at r * len. */
+	int (*allgather)(struct eb_boot *b, const void *in, void *out, size_t len,
+			 uint64_t deadline);
+	/* in holds size blocks of blk bytes, block r for rank r; out receives block `rank` of
+	 * every rank, in rank order. */
+	int (*alltoall)(struct eb_boot *b, const void *in, void *out, size_t blk,
+			uint64_t deadline);
+	/* Non-blocking: EB_EPEER (after printing which rank) once any peer has been lost. */
+	int (*check)(struct eb_boot *b);
+	/* Last call of a rank; a non-zero exit_code tells the launcher this rank failed. */
+	void (*finalize)(struct eb_boot *b, int exit_code);
+};
+
+struct eb_boot {
+	int rank, size;
+	int local_rank, local_size; /* among ranks on this host */
+	const struct eb_boot_ops *ops;
+	void *impl;
+};
+
+int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
+		      uint64_t deadline);
+int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
+		     uint64_t deadline);
+int eb_boot_barrier(struct eb_boot *b, uint64_t deadline);
+int eb_boot_check(struct eb_boot *b);
+void eb_boot_finalize(struct eb_boot *b, int exit_code);
+
+/* 1 if every rank reports the same host name (decides shm vs tcp), 0 if not, or < 0. */
+int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
+
+enum eb_launcher {
+	EB_LAUNCH_LOCAL, /* no launcher in the environment: we fork ranks ourselves */
+	EB_LAUNCH_MPI,   /* started by mpirun, mpiexec or srun */
+};
+
+/* Which launcher started this process, judged from its environment. */
+enum eb_launcher eb_boot_detect(void);
+
+/* 1 when this build can bootstrap through MPI. */
+int eb_boot_have_mpi(void);
+
+/* Initialise MPI and fill b; EB_ENOTSUP when built without MPI. */
+int eb_boot_mpi_init(struct eb_boot *b);
+
+typedef int (*eb_rank_main)(struct eb_boot *b, void *arg);
+
+/* The embedded launcher: fork np ranks on this host, connected to this process over
+ * inherited sockets; run fn(b, arg) in each; serve their collectives; when one dies, tell the
+ * others which. grace_s bounds how long survivors get to exit before they are killed.
+ * Returns the job's exit status (0 when every rank returned 0). */
+int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s);
+
+#endif

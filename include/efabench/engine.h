@@ -1,0 +1,94 @@
+/* The progress engine: owns the channels of one process, polls their completion queues,
+ * completes requests, counts immediate data per (peer, channel), turns CQ error entries into
+ * messages, and bounds every wait with a deadline. Requests follow the MPI/UCX model: a post
+ * returns at once, wait/test complete it. */
+#ifndef EFABENCH_ENGINE_H
+#define EFABENCH_ENGINE_H
+
+#include "efabench/boot.h"
+#include "efabench/chan.h"
+#include "efabench/mr.h"
+
+#include <rdma/fi_eq.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A post found the provider's queue full: progress, then post again. */
+#define EB_AGAIN 1
+
+/* Immediate data is 32 bits wide on EFA: the low 16 bits carry the sender's rank so the target
+ * can count arrivals per (peer, channel); the high 16 bits are the caller's tag. */
+#define EB_IMM(rank, tag) ((uint32_t)(rank)&0xffffu) | ((uint32_t)(tag) << 16)
+
+enum eb_op { EB_OP_WRITE, EB_OP_SEND, EB_OP_RECV };
+
+struct eb_req;
+typedef void (*eb_req_cb)(struct eb_req *req);
+
+struct eb_req {
+	struct fi_context2 fi_ctx; /* first: libfabric hands its address back as op_context */
+	eb_req_cb cb;              /* optional, runs inside eb_progress */
+	void *owner;
+	int status; /* 0, or negative once failed */
+	int done;
+	enum eb_op op;
+	int chan, peer;
+	size_t len; /* requested length (the spec defines cq len only for receives) */
+};
+
+struct eb_engine {
+	struct eb_boot *boot;
+	int rank, size;
+	int nchan;
+	struct eb_chan *chan;
+	struct eb_nic *nics;
+	int nnics;
+	char prov[32];
+	double timeout_s;
+	uint64_t *imm;      /* [size][nchan] arrivals of remote CQ data */
+	uint64_t stray_imm; /* remote CQ data naming no valid rank */
+	uint64_t next_check_ns;
+	int failed; /* a CQ error or lost peer was reported: later calls fail fast */
+};
+
+/* Choose the provider, open one channel per NIC (up to opts->channels), exchange addresses
+ * with every rank and insert them. Collective. */
+int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o);
+void eb_engine_close(struct eb_engine *e);
+
+/* Deadline opts->timeout_s from now. */
+uint64_t eb_engine_deadline(const struct eb_engine *e);
+
+/* Poll every CQ once. Returns completions seen (>= 0) or a negative status. */
+int eb_progress(struct eb_engine *e);
+
+/* One step of every wait: progress once; every 10 ms ask the bootstrap whether a peer was lost.
+ * EB_OK, EB_ETIMEDOUT once past deadline (not printed: the waiter knows what it waited for),
+ * or another negative status (printed). */
+int eb_engine_step(struct eb_engine *e, uint64_t deadline);
+
+/* Posts: EB_OK, EB_AGAIN, or a negative status (printed). The request must stay put until
+ * done. imm is sent as remote CQ data. */
+int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
+		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
+int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
+		 size_t len, void *desc);
+int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf,
+		 size_t len, void *desc);
+
+/* Waits: EB_OK, or EB_ETIMEDOUT / EB_EPEER / EB_EFABRIC after printing what was waited for. */
+int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline);
+int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t deadline);
+int eb_req_test(struct eb_engine *e, struct eb_req *r);
+/* Until imm arrivals from peer on chan reach count. */
+int eb_wait_imm(struct eb_engine *e, int peer, int chan, uint64_t count, uint64_t deadline);
+uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
+
+/* Register buf on every channel and gather every rank's keys: rkeys[rank * nchan + chan].
+ * Collective; a rank with nothing to expose passes buf = NULL and contributes no keys.
+ * mrs has nchan entries. */
+int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access,
+		  struct eb_mr *mrs, struct eb_rkey *rkeys);
+void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);
+
+#endif

@@ -1,0 +1,66 @@
+/* Provider choice and NIC discovery: which libfabric provider, and which NICs (domains) of it
+ * become channels. */
+#ifndef EFABENCH_FABRIC_H
+#define EFABENCH_FABRIC_H
+
+#include <rdma/fabric.h>
+#include <stddef.h>
+
+/* Features every channel needs: RDM endpoints with FI_MSG and FI_RMA, and remote CQ data of at
+ * least 4 bytes (a domain attribute in 1.17, not a capability bit). */
+#define EB_MIN_CQ_DATA 4
+
+/* Immediate data carries the sender rank in 16 bits. */
+#define EB_MAX_RANKS 65535
+
+struct eb_fabric_opts {
+	const char *provider; /* NULL: FI_PROVIDER, else automatic */
+	const char *nics;     /* comma list of domain/interface names; NULL: automatic */
+	int channels;         /* 0: one per NIC found */
+	double link_gbps;     /* > 0 overrides the link speed the provider reports */
+	double timeout_s;     /* deadline of every wait */
+};
+
+struct eb_nic {
+	char domain[64];
+	char fabric[64];
+	char prov[32];
+	double link_gbps; /* 0 when unknown */
+	struct fi_info *info; /* owned: fi_dupinfo of the chosen entry */
+};
+
+/* The libfabric API version we ask for: the headers we were built with. */
+#define EB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* Hints that ask for everything above and accept every mr_mode bit we know how to honour.
+ * prov may be NULL. NULL on allocation failure (printed). */
+struct fi_info *eb_fabric_hints(const char *prov);
+
+/* fi_getinfo with those hints for prov (NULL: every provider); *list is NULL when nothing
+ * matched. */
+int eb_fabric_query(const char *prov, struct fi_info **list);
+
+/* The entry has FI_MSG, FI_RMA and enough remote CQ data. */
+int eb_fabric_usable(const struct fi_info *info);
+
+/* The provider to use: opts->provider, else $FI_PROVIDER, else efa when present, shm when
+ * every rank shares this host, tcp otherwise. EB_EINVAL (printed, with the providers found)
+ * when the one asked for does not exist or lacks a feature. */
+int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov, size_t len);
+
+/* NICs of prov, one per domain, in a deterministic order, filtered by opts->nics; ranks on
+ * one host use only loopback for socket providers. *nics is malloc'd; free with
+ * eb_fabric_free_nics. */
+int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
+		   struct eb_nic **nics, int *count);
+void eb_fabric_free_nics(struct eb_nic *nics, int count);
+
+/* Everything a launcher can decide before it starts ranks: the provider exists and has what
+ * we need, the NICs asked for exist, it can address nranks. Prints one line and returns
+ * EB_EINVAL when not. */
+int eb_fabric_validate(const struct eb_fabric_opts *o, int nranks, int single_host);
+
+/* 1 when the provider is one whose traffic goes over IP sockets (tcp, sockets, udp, net). */
+int eb_fabric_is_socket_prov(const char *prov);
+
+#endif

@@ -1,0 +1,48 @@
+/* A transfer: one buffer moved as chunks over one channel with at most `window` in flight.
+ * Several transfers progress together (split across channels, round-robin over targets). */
+#ifndef EFABENCH_XFER_H
+#define EFABENCH_XFER_H
+
+#include "efabench/engine.h"
+
+struct eb_xfer {
+	struct eb_engine *e;
+	enum eb_op op;
+	int chan, peer;
+	char *buf;
+	size_t len, chunk;
+	void *desc;
+	uint64_t raddr, rkey;
+	uint32_t imm;
+	size_t nchunks, posted, completed;
+	int window, inflight;
+	int status;
+	struct eb_req *reqs; /* [window] */
+	int *free_slots;     /* stack of free request slots */
+	int nfree;
+};
+
+/* chunk > 0, window > 0. Returns EB_OK or EB_ENOMEM (printed). */
+int eb_xfer_init(struct eb_xfer *x, struct eb_engine *e, int window);
+void eb_xfer_fini(struct eb_xfer *x);
+
+/* Number of chunks len bytes make (at least one, so empty messages still notify). */
+size_t eb_xfer_nchunks(size_t len, size_t chunk);
+
+/* Arm a transfer; nothing is posted until eb_xfer_step or eb_xfer_wait. Every write chunk
+ * carries imm; chunk i lands at raddr + i * chunk. */
+void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
+		   size_t chunk, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
+void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
+		  size_t chunk, void *desc);
+void eb_xfer_recv(struct eb_xfer *x, int chan, int peer, void *buf, size_t len, size_t chunk,
+		  void *desc);
+
+/* Post as many chunks as the window allows without blocking. */
+int eb_xfer_step(struct eb_xfer *x);
+int eb_xfer_done(const struct eb_xfer *x);
+
+/* Drive n transfers to completion together. */
+int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline);
+
+#endif

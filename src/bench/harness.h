@@ -1,0 +1,101 @@
+/* The harness owns loops, timing, verification and printing; a benchmark only says how to
+ * set up, fill, run one iteration and check. */
+#ifndef EB_BENCH_HARNESS_H
+#define EB_BENCH_HARNESS_H
+
+#include "efabench/engine.h"
+#include "efabench/stats.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EB_MAX_SIZES 64
+#define EB_MAX_VARIANTS 4
+
+struct eb_opts {
+	const char *bench;
+	int np; /* 0: not given */
+	uint64_t begin, end, factor;
+	long warmup, iters;
+	uint64_t chunk;
+	long window;
+	int check;
+	int verbose;
+	const char *csv, *json;
+	long long corrupt_at; /* < 0: off; else the target flips this byte after each arrival */
+	struct eb_fabric_opts fab;
+	uint64_t sizes[EB_MAX_SIZES];
+	int nsizes;
+};
+
+enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET };
+
+struct eb_ctx {
+	struct eb_engine *e;
+	const struct eb_opts *o;
+	int rank, nranks;
+	enum eb_role role;
+	int peer;    /* the other rank of the current pair, -1 when idle */
+	int variant; /* index into the benchmark's variants */
+	size_t bytes; /* S of the current size */
+	long iters;   /* of the current phase */
+	uint64_t epoch;
+	void *priv; /* the benchmark's state */
+};
+
+struct eb_bench {
+	const char *name;
+	const char *summary; /* one line for the table header */
+	const char *metric;  /* how t, Gbps and Lat are defined for it */
+	int nvariants;
+	const char *variants[EB_MAX_VARIANTS];
+	int one_way; /* t is half of each timed iteration (ping-pong) */
+	/* Allocate and register for the largest size; collective. */
+	int (*setup)(struct eb_ctx *c);
+	void (*teardown)(struct eb_ctx *c);
+	/* Fill what this rank sends for c->epoch, poison what it receives; collective-free. */
+	int (*prepare)(struct eb_ctx *c);
+	/* One timed iteration, i counting from 0 within the phase. */
+	int (*iter)(struct eb_ctx *c, long i);
+	/* Wrong words in what this rank received for c->epoch. */
+	uint64_t (*verify)(struct eb_ctx *c);
+	/* Where the data this rank receives lands (for fault injection). */
+	void *(*landing)(struct eb_ctx *c);
+};
+
+extern const struct eb_bench eb_bench_write;
+extern const struct eb_bench eb_bench_sendrecv;
+
+/* Run the benchmark on this rank; rank 0 prints and writes files. Returns a status. */
+int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot);
+
+/* Results rank 0 keeps for one (variant, size). */
+struct eb_result {
+	uint64_t size;
+	int variant;
+	double t_s;   /* mean seconds per iteration (one-way when one_way), over all pairs */
+	double gbps;  /* 8 * size / t_s / 1e9 */
+	double busbw; /* percent of link * channels, < 0 when the link speed is unknown */
+	struct eb_stats all; /* over every timed iteration of every pair, in seconds */
+	struct eb_stats *pairs; /* [nranks - 1], pair k at index k - 1 */
+	uint64_t wrong;
+};
+
+struct eb_report {
+	const struct eb_bench *b;
+	const struct eb_opts *o;
+	const struct eb_engine *e;
+	const char *launcher;
+	int nranks;
+	double link_gbps; /* per channel, 0 when unknown */
+	int channels;
+	struct eb_result *res; /* [nsizes][nvariants] */
+};
+
+void eb_report_header(const struct eb_report *r);
+void eb_report_row(const struct eb_report *r, int size_index);
+void eb_report_footer(const struct eb_report *r, uint64_t wrong);
+int eb_report_csv(const struct eb_report *r, const char *path);
+int eb_report_json(const struct eb_report *r, const char *path);
+
+#endif

@@ -1,0 +1,71 @@
+#include "efabench/boot.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
+		      uint64_t deadline)
+{
+	return b->ops->allgather(b, in, out, len, deadline);
+}
+
+int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
+		     uint64_t deadline)
+{
+	return b->ops->alltoall(b, in, out, blk, deadline);
+}
+
+int eb_boot_barrier(struct eb_boot *b, uint64_t deadline)
+{
+	char in = 0, *out = malloc((size_t)b->size);
+	int rc;
+
+	if (out == NULL)
+		return EB_ENOMEM;
+	rc = b->ops->allgather(b, &in, out, 1, deadline);
+	free(out);
+	return rc;
+}
+
+int eb_boot_check(struct eb_boot *b)
+{
+	return b->ops->check(b);
+}
+
+void eb_boot_finalize(struct eb_boot *b, int exit_code)
+{
+	b->ops->finalize(b, exit_code);
+}
+
+int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
+{
+	char name[64] = "", *all;
+	int i, rc, same = 1;
+
+	if (b->local_size == b->size)
+		return 1;
+	gethostname(name, sizeof(name) - 1);
+	all = malloc(sizeof(name) * (size_t)b->size);
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = b->ops->allgather(b, name, all, sizeof(name), deadline);
+	for (i = 1; rc == EB_OK && i < b->size; i++)
+		same &= memcmp(all, all + i * sizeof(name), sizeof(name)) == 0;
+	free(all);
+	return rc == EB_OK ? same : rc;
+}
+
+enum eb_launcher eb_boot_detect(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+					   "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "PMI_FD"};
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]) != NULL)
+			return EB_LAUNCH_MPI;
+	return EB_LAUNCH_LOCAL;
+}

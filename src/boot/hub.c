@@ -1,0 +1,214 @@
+#include "hub.h"
+#include "wire.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A frame that has started arriving completes quickly unless its sender died mid-way. */
+#define FRAME_SECONDS 10.0
+
+int eb_hub_init(struct eb_hub *h, int n, const int *fds)
+{
+	int i;
+
+	h->n = n;
+	h->aborted = 0;
+	h->r = calloc((size_t)n, sizeof(*h->r));
+	if (h->r == NULL) {
+		eb_err("cannot allocate the bootstrap hub for %d ranks", n);
+		return EB_ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		h->r[i].fd = fds[i];
+	return EB_OK;
+}
+
+void eb_hub_fini(struct eb_hub *h)
+{
+	int i;
+
+	for (i = 0; i < h->n; i++) {
+		free(h->r[i].data);
+		if (h->r[i].fd >= 0)
+			close(h->r[i].fd);
+	}
+	free(h->r);
+	h->r = NULL;
+}
+
+static void drop(struct eb_hub *h, int i)
+{
+	free(h->r[i].data);
+	h->r[i].data = NULL;
+	h->r[i].waiting = 0;
+	if (h->r[i].fd >= 0)
+		close(h->r[i].fd);
+	h->r[i].fd = -1;
+}
+
+static void abort_all(struct eb_hub *h, int lost, const char *reason)
+{
+	int i;
+
+	h->aborted = 1;
+	for (i = 0; i < h->n; i++) {
+		if (h->r[i].state != EB_HUB_LIVE || i == lost)
+			continue;
+		/* Best effort: a rank that cannot take the news is on its way out anyway. */
+		(void)eb_wire_send(h->r[i].fd, EB_WIRE_ABORT, lost, reason, strlen(reason) + 1,
+				   eb_deadline(1.0));
+	}
+}
+
+void eb_hub_lose(struct eb_hub *h, int i, const char *reason)
+{
+	if (h->r[i].state == EB_HUB_LOST)
+		return;
+	h->r[i].state = EB_HUB_LOST;
+	drop(h, i);
+	if (!h->aborted)
+		abort_all(h, i, reason);
+}
+
+static int send_result(struct eb_hub *h, int i, const void *data, uint64_t len)
+{
+	int rc = eb_wire_send(h->r[i].fd, EB_WIRE_RESULT, h->r[i].seq, data, len,
+			      eb_deadline(FRAME_SECONDS));
+
+	if (rc != EB_OK)
+		eb_hub_lose(h, i, "stopped reading its bootstrap connection");
+	return rc;
+}
+
+/* Every rank has contributed: check they agree, then answer each. */
+static void complete(struct eb_hub *h)
+{
+	struct eb_hub_rank *r0 = &h->r[0];
+	uint64_t blk = r0->type == EB_WIRE_ALLTOALL ? r0->len / (uint64_t)h->n : r0->len;
+	unsigned char *out;
+	int i, j;
+
+	for (i = 1; i < h->n; i++) {
+		if (h->r[i].type != r0->type || h->r[i].seq != r0->seq ||
+		    h->r[i].len != r0->len) {
+			char why[160];
+
+			snprintf(why, sizeof(why),
+				 "ranks 0 and %d called different collectives (type %u/%u, "
+				 "%llu/%llu bytes)",
+				 i, r0->type, h->r[i].type, (unsigned long long)r0->len,
+				 (unsigned long long)h->r[i].len);
+			eb_err("%s", why);
+			abort_all(h, -1, why);
+			return;
+		}
+	}
+	out = malloc(blk * (uint64_t)h->n + 1);
+	if (out == NULL) {
+		abort_all(h, -1, "the launcher ran out of memory");
+		return;
+	}
+	for (i = 0; i < h->n && !h->aborted; i++) {
+		for (j = 0; j < h->n; j++) {
+			const unsigned char *src = h->r[j].data;
+
+			if (r0->type == EB_WIRE_ALLTOALL)
+				src += (uint64_t)i * blk;
+			else if (i > 0)
+				continue; /* allgather: one result serves everybody */
+			memcpy(out + (uint64_t)j * blk, src, blk);
+		}
+		send_result(h, i, out, blk * (uint64_t)h->n);
+	}
+	free(out);
+	for (i = 0; i < h->n; i++) {
+		free(h->r[i].data);
+		h->r[i].data = NULL;
+		h->r[i].waiting = 0;
+	}
+}
+
+static void read_frame(struct eb_hub *h, int i)
+{
+	struct eb_hub_rank *r = &h->r[i];
+	struct eb_wire_hdr hdr;
+	uint64_t deadline = eb_deadline(FRAME_SECONDS);
+	int rc = eb_sock_read(r->fd, &hdr, sizeof(hdr), deadline);
+
+	if (rc != EB_OK) {
+		eb_hub_lose(h, i, "closed its bootstrap connection");
+		return;
+	}
+	if (hdr.type == EB_WIRE_FINI) {
+		r->state = EB_HUB_DONE;
+		r->exit_code = hdr.arg;
+		drop(h, i);
+		return;
+	}
+	if ((hdr.type != EB_WIRE_GATHER && hdr.type != EB_WIRE_ALLTOALL) || r->waiting ||
+	    hdr.len > (1ull << 30)) {
+		eb_hub_lose(h, i, "broke the bootstrap protocol");
+		return;
+	}
+	r->data = malloc(hdr.len + 1);
+	if (r->data == NULL) {
+		eb_hub_lose(h, i, "sent more than the launcher could hold");
+		return;
+	}
+	if (eb_sock_read(r->fd, r->data, (size_t)hdr.len, deadline) != EB_OK) {
+		eb_hub_lose(h, i, "died while sending a bootstrap message");
+		return;
+	}
+	r->type = hdr.type;
+	r->seq = hdr.arg;
+	r->len = hdr.len;
+	r->waiting = 1;
+}
+
+int eb_hub_poll(struct eb_hub *h, int timeout_ms)
+{
+	struct pollfd *p = calloc((size_t)h->n, sizeof(*p));
+	int i, live = 0, waiting = 0, done = 0;
+
+	if (p == NULL)
+		return 0;
+	for (i = 0; i < h->n; i++) {
+		p[i].fd = h->r[i].state == EB_HUB_LIVE ? h->r[i].fd : -1;
+		p[i].events = POLLIN;
+	}
+	if (poll(p, (nfds_t)h->n, timeout_ms) > 0) {
+		for (i = 0; i < h->n; i++)
+			if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				read_frame(h, i);
+	}
+	free(p);
+	for (i = 0; i < h->n; i++) {
+		live += h->r[i].state == EB_HUB_LIVE;
+		waiting += h->r[i].state == EB_HUB_LIVE && h->r[i].waiting;
+		done += h->r[i].state == EB_HUB_DONE;
+	}
+	if (h->aborted || waiting == 0)
+		return live;
+	if (waiting == h->n) {
+		complete(h);
+	} else if (done > 0) {
+		/* A rank that left can never join the collective the others wait in. */
+		for (i = 0; i < h->n; i++) {
+			if (h->r[i].state == EB_HUB_DONE) {
+				char why[96];
+
+				snprintf(why, sizeof(why), "it left (exit code %d) while others "
+					 "waited in a collective", h->r[i].exit_code);
+				abort_all(h, i, why);
+				break;
+			}
+		}
+	}
+	return live;
+}

@@ -1,0 +1,37 @@
+/* The hub: serves the collectives of n ranks connected by stream sockets and tells every
+ * survivor when one of them is lost. Used by the local launcher (and any launcher that can
+ * hand it one connected socket per rank). */
+#ifndef EB_BOOT_HUB_H
+#define EB_BOOT_HUB_H
+
+#include <stdint.h>
+
+enum eb_hub_state { EB_HUB_LIVE, EB_HUB_DONE, EB_HUB_LOST };
+
+struct eb_hub_rank {
+	int fd;
+	enum eb_hub_state state;
+	int exit_code;   /* from FINI */
+	int waiting;     /* has a contribution pending */
+	uint32_t type;   /* of the pending contribution */
+	int32_t seq;
+	uint64_t len;
+	unsigned char *data;
+};
+
+struct eb_hub {
+	int n;
+	int aborted; /* an ABORT went out: no more collectives are served */
+	struct eb_hub_rank *r;
+};
+
+int eb_hub_init(struct eb_hub *h, int n, const int *fds);
+void eb_hub_fini(struct eb_hub *h);
+
+/* Wait up to timeout_ms for traffic and serve it. Returns the number of ranks still live. */
+int eb_hub_poll(struct eb_hub *h, int timeout_ms);
+
+/* Declare rank i lost (reason names how) and tell every live rank. */
+void eb_hub_lose(struct eb_hub *h, int i, const char *reason);
+
+#endif

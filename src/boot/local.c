@@ -1,0 +1,178 @@
+/* The embedded launcher: `efabench <bench> --np N` forks N ranks and serves their bootstrap. */
+#define _GNU_SOURCE
+#include "efabench/boot.h"
+#include "efabench/status.h"
+#include "hub.h"
+#include "wire.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct child {
+	pid_t pid;
+	int status; /* from waitpid, valid when exited */
+	int exited;
+};
+
+static void run_rank(int rank, int np, int fd, pid_t parent, eb_rank_main fn, void *arg)
+{
+	struct eb_wire_rank w = {.fd = fd};
+	struct eb_boot b = {.rank = rank,
+			    .size = np,
+			    .local_rank = rank,
+			    .local_size = np,
+			    .ops = &eb_wire_boot_ops,
+			    .impl = &w};
+	int code;
+
+	/* A rank must not outlive its launcher. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	eb_log_set_rank(rank);
+	code = fn(&b, arg);
+	eb_boot_finalize(&b, code);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(code);
+}
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+/* Collect exits without blocking; a rank that died or failed is reported to the others. */
+static void reap(struct eb_hub *h, struct child *c, int np)
+{
+	int i, status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0; i < np; i++) {
+			char why[96];
+
+			if (c[i].pid != pid)
+				continue;
+			c[i].exited = 1;
+			c[i].status = status;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				break;
+			describe_exit(status, why, sizeof(why));
+			if (h->r[i].state == EB_HUB_LIVE || WIFSIGNALED(status))
+				eb_err("rank %d (pid %d) %s", i, (int)pid, why);
+			eb_hub_lose(h, i, why);
+			break;
+		}
+	}
+}
+
+static int job_exit_code(const struct child *c, int np)
+{
+	int i, code = 0;
+
+	for (i = 0; i < np; i++) {
+		int rc = WIFEXITED(c[i].status) ? WEXITSTATUS(c[i].status) : 1;
+
+		/* Bad input is decided identically on every rank: keep its distinct status. */
+		if (rc != 0 && (code == 0 || rc == 2))
+			code = rc;
+	}
+	return code;
+}
+
+int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
+{
+	struct child *c = calloc((size_t)np, sizeof(*c));
+	int *hub_fds = calloc((size_t)np, sizeof(*hub_fds));
+	pid_t parent = getpid();
+	struct eb_hub hub;
+	uint64_t kill_at = 0;
+	int i, j, code = 1;
+
+	if (c == NULL || hub_fds == NULL) {
+		eb_err("cannot allocate the launcher's tables for %d ranks", np);
+		goto free_tables;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	for (i = 0; i < np; i++) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+			eb_err("socketpair for rank %d: %s", i, strerror(errno));
+			goto kill_children;
+		}
+		c[i].pid = fork();
+		if (c[i].pid < 0) {
+			eb_err("fork of rank %d: %s", i, strerror(errno));
+			close(sv[0]);
+			close(sv[1]);
+			goto kill_children;
+		}
+		if (c[i].pid == 0) {
+			close(sv[0]);
+			for (j = 0; j < i; j++)
+				close(hub_fds[j]);
+			run_rank(i, np, sv[1], parent, fn, arg);
+		}
+		close(sv[1]);
+		hub_fds[i] = sv[0];
+		eb_dbg("rank %d is pid %d", i, (int)c[i].pid);
+	}
+	if (eb_hub_init(&hub, np, hub_fds) != EB_OK)
+		goto kill_children;
+	for (;;) {
+		int live = eb_hub_poll(&hub, 50);
+		int running = 0;
+
+		reap(&hub, c, np);
+		for (i = 0; i < np; i++)
+			running += !c[i].exited;
+		if (running == 0)
+			break;
+		if (hub.aborted && kill_at == 0)
+			kill_at = eb_deadline(grace_s);
+		if (kill_at != 0 && eb_now_ns() > kill_at) {
+			for (i = 0; i < np; i++) {
+				if (!c[i].exited) {
+					eb_err("rank %d did not exit within %.0f s of the abort; "
+					       "killing it", i, grace_s);
+					kill(c[i].pid, SIGKILL);
+				}
+			}
+			kill_at = eb_deadline(3600);
+		}
+		(void)live;
+	}
+	code = job_exit_code(c, np);
+	eb_hub_fini(&hub);
+	goto free_tables;
+
+kill_children:
+	for (j = 0; j < np; j++) {
+		if (c[j].pid > 0) {
+			kill(c[j].pid, SIGKILL);
+			waitpid(c[j].pid, NULL, 0);
+		}
+		if (j < i)
+			close(hub_fds[j]);
+	}
+free_tables:
+	free(hub_fds);
+	free(c);
+	return code;
+}

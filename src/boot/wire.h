@@ -1,0 +1,39 @@
+/* Frames between a rank and the hub that serves collectives (local launcher, TCP rendezvous).
+ * A rank sends GATHER/ALLTOALL with its contribution and reads RESULT; the hub may send ABORT
+ * at any time; a rank says FINI (with its exit code) before it leaves. */
+#ifndef EB_BOOT_WIRE_H
+#define EB_BOOT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum eb_wire_type {
+	EB_WIRE_GATHER = 1,
+	EB_WIRE_ALLTOALL = 2,
+	EB_WIRE_RESULT = 3,
+	EB_WIRE_ABORT = 4, /* arg = lost rank (or -1), payload = reason text */
+	EB_WIRE_FINI = 5,  /* arg = exit code */
+};
+
+struct eb_wire_hdr {
+	uint32_t type;
+	int32_t arg; /* sequence number, rank or exit code, by type */
+	uint64_t len;
+};
+
+/* Full reads and writes with a deadline. EB_EPEER on EOF or reset, EB_ETIMEDOUT, EB_ESYS. */
+int eb_sock_read(int fd, void *buf, size_t len, uint64_t deadline);
+int eb_sock_write(int fd, const void *buf, size_t len, uint64_t deadline);
+int eb_wire_send(int fd, uint32_t type, int32_t arg, const void *data, uint64_t len,
+		 uint64_t deadline);
+
+/* Rank side of a hub connection. */
+struct eb_wire_rank {
+	int fd;
+	int32_t seq;
+	int lost; /* set once an ABORT arrived */
+};
+
+extern const struct eb_boot_ops eb_wire_boot_ops;
+
+#endif

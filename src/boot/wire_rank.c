@@ -1,0 +1,133 @@
+/* Rank side of the hub protocol: collectives are request/response over one stream socket;
+ * an ABORT frame may arrive in place of any response, or while the rank polls check(). */
+#include "wire.h"
+#include "efabench/boot.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int report_abort(struct eb_wire_rank *w, const struct eb_wire_hdr *h)
+{
+	char reason[256] = "";
+	size_t n = h->len < sizeof(reason) - 1 ? (size_t)h->len : sizeof(reason) - 1;
+
+	/* The reason is short and already on its way; a second of patience is plenty. */
+	if (eb_sock_read(w->fd, reason, n, eb_deadline(1.0)) != EB_OK)
+		reason[0] = '\0';
+	if (!w->lost) {
+		if (h->arg >= 0)
+			eb_err("lost rank %d: %s", h->arg, reason);
+		else
+			eb_err("job aborted: %s", reason);
+	}
+	w->lost = 1;
+	return EB_EPEER;
+}
+
+static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t deadline,
+		       const char *what)
+{
+	int rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
+
+	if (rc == EB_EPEER) {
+		if (!w->lost)
+			eb_err("lost the launcher's bootstrap connection during %s", what);
+		w->lost = 1;
+		return rc;
+	}
+	if (rc == EB_ETIMEDOUT) {
+		eb_err("bootstrap %s timed out waiting for the other ranks", what);
+		return rc;
+	}
+	if (rc != EB_OK) {
+		eb_err("bootstrap %s: reading from the launcher failed", what);
+		return rc;
+	}
+	if (h->type == EB_WIRE_ABORT)
+		return report_abort(w, h);
+	return EB_OK;
+}
+
+static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_len,
+		    void *out, size_t out_len, uint64_t deadline, const char *what)
+{
+	struct eb_wire_rank *w = b->impl;
+	struct eb_wire_hdr h;
+	int rc;
+
+	if (w->lost)
+		return EB_EPEER;
+	w->seq++;
+	rc = eb_wire_send(w->fd, type, w->seq, in, in_len, deadline);
+	if (rc != EB_OK) {
+		if (!w->lost)
+			eb_err("bootstrap %s: cannot reach the launcher (%s)", what,
+			       eb_strerror(rc));
+		w->lost = rc == EB_EPEER;
+		return rc;
+	}
+	rc = read_header(w, &h, deadline, what);
+	if (rc != EB_OK)
+		return rc;
+	if (h.type != EB_WIRE_RESULT || h.arg != w->seq || h.len != out_len) {
+		eb_err("bootstrap %s: unexpected reply (type %u, seq %d, %llu bytes)", what,
+		       h.type, h.arg, (unsigned long long)h.len);
+		return EB_EPROTO;
+	}
+	rc = eb_sock_read(w->fd, out, out_len, deadline);
+	if (rc != EB_OK)
+		eb_err("bootstrap %s: reply cut short (%s)", what, eb_strerror(rc));
+	return rc;
+}
+
+static int wire_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
+			  uint64_t deadline)
+{
+	return exchange(b, EB_WIRE_GATHER, in, len, out, len * (size_t)b->size, deadline,
+			"allgather");
+}
+
+static int wire_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
+			 uint64_t deadline)
+{
+	return exchange(b, EB_WIRE_ALLTOALL, in, blk * (size_t)b->size, out,
+			blk * (size_t)b->size, deadline, "alltoall");
+}
+
+static int wire_check(struct eb_boot *b)
+{
+	struct eb_wire_rank *w = b->impl;
+	struct pollfd p = {.fd = w->fd, .events = POLLIN};
+	struct eb_wire_hdr h;
+
+	if (w->lost)
+		return EB_EPEER;
+	if (poll(&p, 1, 0) <= 0)
+		return EB_OK;
+	/* Between collectives the hub only ever speaks to say a rank was lost. */
+	if (read_header(w, &h, eb_deadline(1.0), "liveness check") != EB_OK)
+		return EB_EPEER;
+	eb_err("unexpected bootstrap frame (type %u) outside a collective", h.type);
+	w->lost = 1;
+	return EB_EPROTO;
+}
+
+static void wire_finalize(struct eb_boot *b, int exit_code)
+{
+	struct eb_wire_rank *w = b->impl;
+
+	if (!w->lost)
+		(void)eb_wire_send(w->fd, EB_WIRE_FINI, exit_code, NULL, 0, eb_deadline(1.0));
+}
+
+const struct eb_boot_ops eb_wire_boot_ops = {
+	.name = "local",
+	.allgather = wire_allgather,
+	.alltoall = wire_alltoall,
+	.check = wire_check,
+	.finalize = wire_finalize,
+};

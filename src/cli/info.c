@@ -1,0 +1,99 @@
+/* efabench info: what this machine offers, before anyone benchmarks it. */
+#include "efabench/boot.h"
+#include "efabench/fabric.h"
+#include "efabench/status.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef EB_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+static void print_libs(void)
+{
+	uint32_t v = fi_version();
+
+	printf("libfabric: runtime %u.%u, built against %u.%u\n", FI_MAJOR(v), FI_MINOR(v),
+	       FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	printf("MPI bootstrap: %s\n", eb_boot_have_mpi() ? "built in" : "not built");
+#ifdef EB_HAVE_CUDA
+	printf("CUDA: built in\n");
+#else
+	printf("CUDA: not built (no GPU memory benchmarks)\n");
+#endif
+#ifdef EB_HAVE_HWLOC
+	{
+		hwloc_topology_t topo;
+
+		if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
+			printf("hwloc: %d package(s), %d NUMA node(s), %d core(s)\n",
+			       hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE),
+			       hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE),
+			       hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
+			hwloc_topology_destroy(topo);
+		}
+	}
+#else
+	printf("hwloc: not built\n");
+#endif
+}
+
+static void mr_bits(uint64_t m, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} bits[] = {{FI_MR_LOCAL, "LOCAL"},       {FI_MR_VIRT_ADDR, "VIRT_ADDR"},
+		    {FI_MR_ALLOCATED, "ALLOCATED"}, {FI_MR_PROV_KEY, "PROV_KEY"},
+		    {FI_MR_ENDPOINT, "ENDPOINT"},   {FI_MR_HMEM, "HMEM"}};
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]) && used < len; i++)
+		if (m & bits[i].bit)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "|" : "",
+						 bits[i].name);
+	if (used == 0)
+		snprintf(buf, len, "none");
+}
+
+int eb_info_main(void)
+{
+	struct fi_info *list, *i;
+	int rc;
+
+	print_libs();
+	rc = eb_fabric_query(NULL, &list);
+	if (rc != EB_OK)
+		return 1;
+	printf("\nRDM entries (one line per provider x NIC x address format):\n");
+	printf("%-14s %-10s %-18s %-4s %-4s %-7s %-9s %-5s %-9s %-28s %s\n", "provider", "domain",
+	       "fabric", "MSG", "RMA", "cq_data", "RMA_EVENT", "HMEM", "ordered", "mr_mode",
+	       "link");
+	for (i = list; i != NULL; i = i->next) {
+		char mr[96], link[24];
+
+		mr_bits(i->domain_attr->mr_mode, mr, sizeof(mr));
+		if (i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0)
+			snprintf(link, sizeof(link), "%.0f Gbps",
+				 (double)i->nic->link_attr->speed / 1e9);
+		else
+			snprintf(link, sizeof(link), "-");
+		printf("%-14s %-10s %-18s %-4s %-4s %-7zu %-9s %-5s %-9s %-28s %s%s\n",
+		       i->fabric_attr->prov_name, i->domain_attr->name,
+		       i->fabric_attr->name ? i->fabric_attr->name : "-",
+		       (i->caps & FI_MSG) ? "yes" : "no", (i->caps & FI_RMA) ? "yes" : "no",
+		       i->domain_attr->cq_data_size, (i->caps & FI_RMA_EVENT) ? "yes" : "no",
+		       (i->caps & FI_HMEM) ? "yes*" : "no",
+		       (i->tx_attr->msg_order & FI_ORDER_SAS) ? "SAS" : "no", mr, link,
+		       eb_fabric_usable(i) ? "" : "  (unusable: needs cq_data >= 4)");
+	}
+	printf("\n* FI_HMEM in caps does not prove CUDA support: libfabric says so at runtime\n"
+	       "  (FI_LOG_LEVEL=info prints 'Hmem iface FI_HMEM_CUDA not supported' when absent).\n"
+	       "Link speeds come from fi_info, else /sys/class/net/<domain>/speed at run time.\n");
+	fi_freeinfo(list);
+	return 0;
+}

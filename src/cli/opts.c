@@ -1,0 +1,248 @@
+#include "opts.h"
+#include "efabench/size.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_NP = 256,
+	OPT_CHUNK,
+	OPT_WINDOW,
+	OPT_CHECK,
+	OPT_PROVIDER,
+	OPT_NICS,
+	OPT_CHANNELS,
+	OPT_LINK,
+	OPT_TIMEOUT,
+	OPT_CSV,
+	OPT_JSON,
+	OPT_CORRUPT,
+};
+
+static const struct option longopts[] = {
+	{"np", required_argument, NULL, OPT_NP},
+	{"minbytes", required_argument, NULL, 'b'},
+	{"maxbytes", required_argument, NULL, 'e'},
+	{"stepfactor", required_argument, NULL, 'f'},
+	{"warmup", required_argument, NULL, 'w'},
+	{"iters", required_argument, NULL, 'n'},
+	{"chunk", required_argument, NULL, OPT_CHUNK},
+	{"window", required_argument, NULL, OPT_WINDOW},
+	{"check", no_argument, NULL, OPT_CHECK},
+	{"provider", required_argument, NULL, OPT_PROVIDER},
+	{"nics", required_argument, NULL, OPT_NICS},
+	{"channels", required_argument, NULL, OPT_CHANNELS},
+	{"link-gbps", required_argument, NULL, OPT_LINK},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"csv", required_argument, NULL, OPT_CSV},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"corrupt-at", required_argument, NULL, OPT_CORRUPT},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+void eb_opts_usage(FILE *f, const char *bench)
+{
+	fprintf(f,
+		"usage: efabench <write|sendrecv|info> [options]\n"
+		"\n"
+		"  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1), per pair,\n"
+		"            averaged; every chunk carries immediate data the target counts;\n"
+		"            t = first post until the target acknowledges that all chunks landed\n"
+		"  sendrecv  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
+		"            t = HALF the round trip (one-way time); S bytes travel each way\n"
+		"  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
+		"\n"
+		"Ranks:\n"
+		"  --np N              fork N ranks on this host (default 2); under mpirun/srun\n"
+		"                      the launcher decides and --np is refused\n"
+		"Sizes and iterations (sizes take K, M, G suffixes, binary):\n"
+		"  -b, --minbytes S    smallest size (default 256K)\n"
+		"  -e, --maxbytes S    largest size (default 64M)\n"
+		"  -f, --stepfactor F  multiply the size by F each step (default 2; e is always run)\n"
+		"  -w, --warmup N      untimed iterations per size and pair (default 5)\n"
+		"  -n, --iters N       timed iterations per size and pair (default 20)\n"
+		"  --chunk S           bytes per operation; a buffer is cut into chunks (default 1M)\n"
+		"  --window N          chunks in flight per channel (default 16)\n"
+		"  --check             verify every byte after every iteration, not only after\n"
+		"                      warm-up and after the timed loop\n"
+		"Fabric:\n"
+		"  --provider P        libfabric provider (shm, tcp, sockets, efa, ...); default\n"
+		"                      FI_PROVIDER, else efa if present, else shm when all ranks\n"
+		"                      share a host, else tcp\n"
+		"  --nics LIST         comma list of NIC (domain) names to use, e.g. lo or rdmap0s1\n"
+		"  --channels N        how many NICs to open (default: all found)\n"
+		"  --link-gbps G       link speed per NIC for BusBW when the provider reports none\n"
+		"  --timeout SEC       deadline of every wait (default 30); a lost rank is named\n"
+		"Output:\n"
+		"  --csv FILE          one row per benchmark x variant x size\n"
+		"  --json FILE         one record per benchmark x variant x size, every statistic\n"
+		"  -v, --verbose       launcher and setup details on stderr\n"
+		"  --corrupt-at B      testing aid: the target flips byte B of what it receives\n"
+		"\n"
+		"Metrics (Size S = bytes rank 0 sends to one peer per iteration; Count = S/4):\n"
+		"  t        mean seconds per timed iteration over all pairs, measured on rank 0\n"
+		"           after a barrier that aligns every rank\n"
+		"  Gbps     8*S/t/1e9 (bytes injected by the measuring rank per t)\n"
+		"  BusBW %%  100*Gbps/(link Gbps * channels used); '-' when the link speed is\n"
+		"           unknown (give --link-gbps)\n"
+		"  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per pair\n"
+		"  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
+		"           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
+		"Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n");
+	(void)bench;
+}
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	eb_err("%s (see efabench --help)", msg);
+	return EB_EINVAL;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end != '\0' || !(v > 0) || v > 1e9)
+		return EB_EINVAL;
+	*out = v;
+	return EB_OK;
+}
+
+static void defaults(struct eb_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->begin = 256ull << 10;
+	o->end = 64ull << 20;
+	o->factor = 2;
+	o->warmup = 5;
+	o->iters = 20;
+	o->chunk = 1ull << 20;
+	o->window = 16;
+	o->corrupt_at = -1;
+	o->fab.timeout_s = 30.0;
+}
+
+int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
+{
+	uint64_t sz;
+	long v;
+	int c;
+
+	defaults(o);
+	*help = 0;
+	o->bench = argv[1];
+	optind = 2;
+	opterr = 0; /* we print our own single line */
+	while ((c = getopt_long(argc, argv, ":b:e:f:w:n:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+		case 'e':
+		case OPT_CHUNK:
+			if (eb_size_parse(optarg, &sz) != EB_OK)
+				return bad("bad size '%s': want a positive number with an optional "
+					   "K, M, G or T suffix",
+					   optarg);
+			*(c == 'b' ? &o->begin : c == 'e' ? &o->end : &o->chunk) = sz;
+			break;
+		case 'f':
+			if (eb_count_parse(optarg, 2, &v) != EB_OK)
+				return bad("bad step factor '%s': want an integer >= 2", optarg);
+			o->factor = (uint64_t)v;
+			break;
+		case 'w':
+			if (eb_count_parse(optarg, 0, &o->warmup) != EB_OK)
+				return bad("bad warm-up count '%s': want an integer >= 0", optarg);
+			break;
+		case 'n':
+			if (eb_count_parse(optarg, 1, &o->iters) != EB_OK)
+				return bad("bad iteration count '%s': want an integer >= 1", optarg);
+			break;
+		case OPT_WINDOW:
+			if (eb_count_parse(optarg, 1, &o->window) != EB_OK || o->window > 65536)
+				return bad("bad window '%s': want an integer from 1 to 65536",
+					   optarg);
+			break;
+		case OPT_NP:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 4096)
+				return bad("bad rank count '%s': want an integer from 1 to 4096",
+					   optarg);
+			o->np = (int)v;
+			break;
+		case OPT_CHANNELS:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 64)
+				return bad("bad channel count '%s': want an integer from 1 to 64",
+					   optarg);
+			o->fab.channels = (int)v;
+			break;
+		case OPT_LINK:
+			if (parse_double(optarg, &o->fab.link_gbps) != EB_OK)
+				return bad("bad link speed '%s': want Gbps > 0", optarg);
+			break;
+		case OPT_TIMEOUT:
+			if (parse_double(optarg, &o->fab.timeout_s) != EB_OK)
+				return bad("bad timeout '%s': want seconds > 0", optarg);
+			break;
+		case OPT_CORRUPT:
+			if (eb_count_parse(optarg, 0, &v) != EB_OK)
+				return bad("bad byte offset '%s'", optarg);
+			o->corrupt_at = v;
+			break;
+		case OPT_CHECK:
+			o->check = 1;
+			break;
+		case OPT_PROVIDER:
+			o->fab.provider = optarg;
+			break;
+		case OPT_NICS:
+			o->fab.nics = optarg;
+			break;
+		case OPT_CSV:
+			o->csv = optarg;
+			break;
+		case OPT_JSON:
+			o->json = optarg;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			*help = 1;
+			return EB_OK;
+		case ':':
+			return bad("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return bad("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+	if (o->begin > o->end) {
+		char b[24], e[24], msg[96];
+
+		snprintf(msg, sizeof(msg), "%s > %s", eb_size_format(o->begin, b, sizeof(b)),
+			 eb_size_format(o->end, e, sizeof(e)));
+		return bad("smallest size is larger than the largest (-b %s)", msg);
+	}
+	o->nsizes = eb_size_sweep(o->begin, o->end, o->factor, o->sizes, EB_MAX_SIZES);
+	if (o->nsizes < 0)
+		return bad("%s", "the size sweep has more than 64 sizes; raise -f or narrow -b/-e");
+	if (o->end > ((uint64_t)1 << 40))
+		return bad("%s", "sizes above 1T are not supported");
+	return EB_OK;
+}

@@ -1,0 +1,126 @@
+#include "efabench/chan.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(call, rc)                                                                      \
+	eb_err("%s on %s domain %s: %s (%d)", call, c->nic.prov, c->nic.domain,             \
+	       fi_strerror((int)-(rc)), (int)(rc))
+
+int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks)
+{
+	struct fi_info *info = nic->info;
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)nranks};
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->index = index;
+	c->nic = *nic;
+	c->mr_mode = info->domain_attr->mr_mode;
+	c->max_msg = info->ep_attr->max_msg_size;
+	c->ordered_sends = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0;
+	c->next_key = 1;
+	c->peers = calloc((size_t)nranks, sizeof(*c->peers));
+	if (c->peers == NULL) {
+		eb_err("out of memory for the address table of channel %d", index);
+		return EB_ENOMEM;
+	}
+	rc = fi_fabric(info->fabric_attr, &c->fabric, NULL);
+	if (rc != 0) {
+		FAIL("fi_fabric", rc);
+		goto free_peers;
+	}
+	rc = fi_domain(c->fabric, info, &c->domain, NULL);
+	if (rc != 0) {
+		FAIL("fi_domain", rc);
+		goto close_fabric;
+	}
+	rc = fi_cq_open(c->domain, &cq_attr, &c->cq, NULL);
+	if (rc != 0) {
+		FAIL("fi_cq_open", rc);
+		goto close_domain;
+	}
+	rc = fi_av_open(c->domain, &av_attr, &c->av, NULL);
+	if (rc != 0) {
+		FAIL("fi_av_open", rc);
+		goto close_cq;
+	}
+	rc = fi_endpoint(c->domain, info, &c->ep, NULL);
+	if (rc != 0) {
+		FAIL("fi_endpoint", rc);
+		goto close_av;
+	}
+	/* FI_RECV also delivers the remote CQ data of writes aimed at us. */
+	rc = fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc == 0)
+		rc = fi_ep_bind(c->ep, &c->av->fid, 0);
+	if (rc != 0) {
+		FAIL("fi_ep_bind", rc);
+		goto close_ep;
+	}
+	rc = fi_enable(c->ep);
+	if (rc != 0) {
+		FAIL("fi_enable", rc);
+		goto close_ep;
+	}
+	c->namelen = sizeof(c->name);
+	rc = fi_getname(&c->ep->fid, c->name, &c->namelen);
+	if (rc != 0) {
+		FAIL("fi_getname", rc);
+		goto close_ep;
+	}
+	return EB_OK;
+
+close_ep:
+	fi_close(&c->ep->fid);
+close_av:
+	fi_close(&c->av->fid);
+close_cq:
+	fi_close(&c->cq->fid);
+close_domain:
+	fi_close(&c->domain->fid);
+close_fabric:
+	fi_close(&c->fabric->fid);
+free_peers:
+	free(c->peers);
+	memset(c, 0, sizeof(*c));
+	return EB_EFABRIC;
+}
+
+int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks)
+{
+	int r, rc;
+
+	/* One insert per rank: address lengths may differ between hosts. */
+	for (r = 0; r < nranks; r++) {
+		rc = fi_av_insert(c->av, names + (size_t)r * EB_ADDR_MAX, 1, &c->peers[r], 0, NULL);
+		if (rc != 1) {
+			eb_err("fi_av_insert of rank %d on %s domain %s failed (%d, %u-byte "
+			       "address)",
+			       r, c->nic.prov, c->nic.domain, rc, lens[r]);
+			return EB_EFABRIC;
+		}
+	}
+	return EB_OK;
+}
+
+void eb_chan_close(struct eb_chan *c)
+{
+	if (c->ep != NULL)
+		fi_close(&c->ep->fid);
+	if (c->av != NULL)
+		fi_close(&c->av->fid);
+	if (c->cq != NULL)
+		fi_close(&c->cq->fid);
+	if (c->domain != NULL)
+		fi_close(&c->domain->fid);
+	if (c->fabric != NULL)
+		fi_close(&c->fabric->fid);
+	free(c->peers);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,395 @@
+#include "efabench/engine.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How often a wait asks the bootstrap whether a peer was lost. */
+#define CHECK_NS 10000000ull
+#define CQ_BATCH 64
+
+uint64_t eb_engine_deadline(const struct eb_engine *e)
+{
+	return eb_deadline(e->timeout_s);
+}
+
+struct addr_rec {
+	uint32_t len;
+	char name[EB_ADDR_MAX];
+};
+
+/* Everyone opens the same number of channels: the smallest count among ranks. */
+static int agree_channels(struct eb_engine *e, int mine, int *agreed)
+{
+	int32_t *all = malloc(sizeof(*all) * (size_t)e->size), me = mine;
+	int r, rc;
+
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = eb_boot_allgather(e->boot, &me, all, sizeof(me), eb_engine_deadline(e));
+	*agreed = mine;
+	for (r = 0; rc == EB_OK && r < e->size; r++)
+		if (all[r] < *agreed)
+			*agreed = all[r];
+	free(all);
+	return rc;
+}
+
+static int exchange_addresses(struct eb_engine *e)
+{
+	struct addr_rec *all = malloc(sizeof(*all) * (size_t)e->size), mine;
+	char *names = malloc((size_t)EB_ADDR_MAX * (size_t)e->size);
+	uint32_t *lens = malloc(sizeof(*lens) * (size_t)e->size);
+	int c, r, rc = EB_ENOMEM;
+
+	if (all == NULL || names == NULL || lens == NULL)
+		goto free_bufs;
+	for (c = 0; c < e->nchan; c++) {
+		memset(&mine, 0, sizeof(mine));
+		mine.len = (uint32_t)e->chan[c].namelen;
+		memcpy(mine.name, e->chan[c].name, e->chan[c].namelen);
+		rc = eb_boot_allgather(e->boot, &mine, all, sizeof(mine), eb_engine_deadline(e));
+		if (rc != EB_OK)
+			goto free_bufs;
+		for (r = 0; r < e->size; r++) {
+			memcpy(names + (size_t)r * EB_ADDR_MAX, all[r].name, EB_ADDR_MAX);
+			lens[r] = all[r].len;
+		}
+		rc = eb_chan_connect(&e->chan[c], names, lens, e->size);
+		if (rc != EB_OK)
+			goto free_bufs;
+	}
+free_bufs:
+	free(lens);
+	free(names);
+	free(all);
+	return rc;
+}
+
+int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
+{
+	int single, want, c, rc;
+
+	memset(e, 0, sizeof(*e));
+	e->boot = b;
+	e->rank = b->rank;
+	e->size = b->size;
+	e->timeout_s = o->timeout_s;
+	single = eb_boot_single_host(b, eb_engine_deadline(e));
+	if (single < 0)
+		return single;
+	rc = eb_fabric_choose(o, single, e->prov, sizeof(e->prov));
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_fabric_nics(e->prov, o, single, &e->nics, &e->nnics);
+	if (rc != EB_OK)
+		return rc;
+	want = o->channels > 0 && o->channels < e->nnics ? o->channels : e->nnics;
+	rc = agree_channels(e, want, &want);
+	if (rc != EB_OK)
+		goto free_nics;
+	e->chan = calloc((size_t)want, sizeof(*e->chan));
+	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
+	if (e->chan == NULL || e->imm == NULL) {
+		eb_err("out of memory for %d channels", want);
+		rc = EB_ENOMEM;
+		goto free_tables;
+	}
+	for (c = 0; c < want; c++) {
+		rc = eb_chan_open(&e->chan[c], &e->nics[c], c, e->size);
+		if (rc != EB_OK)
+			goto close_chans;
+		e->nchan = c + 1;
+	}
+	rc = exchange_addresses(e);
+	if (rc != EB_OK)
+		goto close_chans;
+	return EB_OK;
+
+close_chans:
+	for (c = 0; c < e->nchan; c++)
+		eb_chan_close(&e->chan[c]);
+	e->nchan = 0;
+free_tables:
+	free(e->chan);
+	free(e->imm);
+	e->chan = NULL;
+	e->imm = NULL;
+free_nics:
+	eb_fabric_free_nics(e->nics, e->nnics);
+	e->nics = NULL;
+	return rc;
+}
+
+void eb_engine_close(struct eb_engine *e)
+{
+	int c;
+
+	for (c = 0; c < e->nchan; c++)
+		eb_chan_close(&e->chan[c]);
+	free(e->chan);
+	free(e->imm);
+	eb_fabric_free_nics(e->nics, e->nnics);
+	memset(e, 0, sizeof(*e));
+}
+
+static const char *op_name(enum eb_op op)
+{
+	return op == EB_OP_WRITE ? "write" : op == EB_OP_SEND ? "send" : "receive";
+}
+
+static void finish(struct eb_req *r, int status)
+{
+	r->status = status;
+	r->done = 1;
+	if (r->cb != NULL)
+		r->cb(r);
+}
+
+static int read_error(struct eb_engine *e, struct eb_chan *ch)
+{
+	struct fi_cq_err_entry err;
+	char buf[256];
+	const char *text;
+
+	memset(&err, 0, sizeof(err));
+	if (fi_cq_readerr(ch->cq, &err, 0) != 1) {
+		eb_err("channel %d (%s): a CQ error was signalled but could not be read",
+		       ch->index, ch->nic.domain);
+		return EB_EFABRIC;
+	}
+	text = fi_cq_strerror(ch->cq, err.prov_errno, err.err_data, buf, sizeof(buf));
+	if (err.op_context != NULL && !(err.flags & FI_REMOTE_WRITE)) {
+		struct eb_req *r = err.op_context;
+
+		eb_err("%s of %zu bytes with rank %d on channel %d (%s) failed: %s (%s)",
+		       op_name(r->op), r->len, r->peer, ch->index, ch->nic.domain,
+		       fi_strerror(err.err), text ? text : "no provider detail");
+		finish(r, EB_EFABRIC);
+	} else {
+		eb_err("incoming transfer on channel %d (%s) failed: %s (%s)", ch->index,
+		       ch->nic.domain, fi_strerror(err.err), text ? text : "no provider detail");
+	}
+	e->failed = 1;
+	return EB_EFABRIC;
+}
+
+int eb_progress(struct eb_engine *e)
+{
+	struct fi_cq_data_entry ent[CQ_BATCH];
+	int c, i, seen = 0;
+
+	for (c = 0; c < e->nchan; c++) {
+		struct eb_chan *ch = &e->chan[c];
+		ssize_t n = fi_cq_read(ch->cq, ent, CQ_BATCH);
+
+		if (n == -FI_EAGAIN)
+			continue;
+		if (n == -FI_EAVAIL)
+			return read_error(e, ch);
+		if (n < 0) {
+			eb_err("fi_cq_read on channel %d (%s): %s", c, ch->nic.domain,
+			       fi_strerror((int)-n));
+			e->failed = 1;
+			return EB_EFABRIC;
+		}
+		for (i = 0; i < n; i++) {
+			/* Classify by FI_REMOTE_WRITE: sockets also flags the initiator's own
+			 * write completion with FI_REMOTE_CQ_DATA. */
+			if (ent[i].flags & FI_REMOTE_WRITE) {
+				uint32_t src = (uint32_t)ent[i].data & 0xffffu;
+
+				if (src < (uint32_t)e->size)
+					e->imm[(size_t)src * (size_t)e->nchan + (size_t)c]++;
+				else
+					e->stray_imm++;
+			} else if (ent[i].op_context != NULL) {
+				finish(ent[i].op_context, EB_OK);
+			}
+		}
+		seen += (int)n;
+	}
+	return seen;
+}
+
+int eb_engine_step(struct eb_engine *e, uint64_t deadline)
+{
+	uint64_t now;
+	int rc = eb_progress(e);
+
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		return EB_OK;
+	now = eb_now_ns();
+	if (now >= e->next_check_ns) {
+		e->next_check_ns = now + CHECK_NS;
+		rc = eb_boot_check(e->boot);
+		if (rc != EB_OK) {
+			e->failed = 1;
+			return rc;
+		}
+	}
+	return now > deadline ? EB_ETIMEDOUT : EB_OK;
+}
+
+static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
+{
+	if (rc == 0)
+		return EB_OK;
+	r->done = 0;
+	if (rc == -FI_EAGAIN)
+		return EB_AGAIN;
+	eb_err("posting a %s of %zu bytes to rank %d on channel %d (%s): %s", op_name(r->op),
+	       r->len, r->peer, r->chan, e->chan[r->chan].nic.domain, fi_strerror((int)-rc));
+	e->failed = 1;
+	return EB_EFABRIC;
+}
+
+static void arm(struct eb_req *r, enum eb_op op, int chan, int peer, size_t len)
+{
+	r->op = op;
+	r->chan = chan;
+	r->peer = peer;
+	r->len = len;
+	r->status = 0;
+	r->done = 0;
+}
+
+int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
+		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
+{
+	struct eb_chan *ch = &e->chan[chan];
+
+	arm(r, EB_OP_WRITE, chan, peer, len);
+	return post_result(e, r,
+			   fi_writedata(ch->ep, buf, len, desc, imm, ch->peers[peer], raddr, rkey,
+					&r->fi_ctx));
+}
+
+int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
+		 size_t len, void *desc)
+{
+	struct eb_chan *ch = &e->chan[chan];
+
+	arm(r, EB_OP_SEND, chan, peer, len);
+	return post_result(e, r, fi_send(ch->ep, buf, len, desc, ch->peers[peer], &r->fi_ctx));
+}
+
+int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf,
+		 size_t len, void *desc)
+{
+	struct eb_chan *ch = &e->chan[chan];
+
+	arm(r, EB_OP_RECV, chan, peer, len);
+	/* FI_ADDR_UNSPEC: we did not ask for FI_DIRECTED_RECV; the peer is kept for messages. */
+	return post_result(e, r, fi_recv(ch->ep, buf, len, desc, FI_ADDR_UNSPEC, &r->fi_ctx));
+}
+
+int eb_req_test(struct eb_engine *e, struct eb_req *r)
+{
+	int rc;
+
+	if (r->done)
+		return 1;
+	rc = eb_progress(e);
+	if (rc < 0)
+		return rc;
+	return r->done;
+}
+
+int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t deadline)
+{
+	size_t i = 0;
+	int rc;
+
+	while (i < n) {
+		if (r[i].done) {
+			if (r[i].status != EB_OK)
+				return r[i].status;
+			i++;
+			continue;
+		}
+		rc = eb_engine_step(e, deadline);
+		if (rc == EB_ETIMEDOUT) {
+			eb_err("timed out after %.1f s waiting for a %s of %zu bytes with rank %d "
+			       "on channel %d",
+			       e->timeout_s, op_name(r[i].op), r[i].len, r[i].peer, r[i].chan);
+			return rc;
+		}
+		if (rc != EB_OK)
+			return rc;
+	}
+	return EB_OK;
+}
+
+int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline)
+{
+	return eb_req_wait_all(e, r, 1, deadline);
+}
+
+uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
+{
+	return e->imm[(size_t)peer * (size_t)e->nchan + (size_t)chan];
+}
+
+int eb_wait_imm(struct eb_engine *e, int peer, int chan, uint64_t count, uint64_t deadline)
+{
+	int rc;
+
+	while (eb_imm_count(e, peer, chan) < count) {
+		rc = eb_engine_step(e, deadline);
+		if (rc == EB_ETIMEDOUT) {
+			eb_err("timed out after %.1f s waiting for writes from rank %d on channel "
+			       "%d (%llu of %llu chunks arrived)",
+			       e->timeout_s, peer, chan,
+			       (unsigned long long)eb_imm_count(e, peer, chan),
+			       (unsigned long long)count);
+			return rc;
+		}
+		if (rc != EB_OK)
+			return rc;
+	}
+	return EB_OK;
+}
+
+int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access,
+		  struct eb_mr *mrs, struct eb_rkey *rkeys)
+{
+	struct eb_rkey *mine = calloc((size_t)e->nchan, sizeof(*mine));
+	int c, rc = EB_ENOMEM;
+
+	if (mine == NULL)
+		return rc;
+	memset(mrs, 0, sizeof(*mrs) * (size_t)e->nchan);
+	for (c = 0; c < e->nchan && buf != NULL; c++) {
+		rc = eb_mr_reg(&e->chan[c], buf, len, access, &mrs[c]);
+		if (rc != EB_OK)
+			goto dereg;
+		mine[c] = mrs[c].rkey;
+	}
+	rc = EB_OK;
+	if (rkeys != NULL)
+		rc = eb_boot_allgather(e->boot, mine, rkeys, sizeof(*mine) * (size_t)e->nchan,
+				       eb_engine_deadline(e));
+	if (rc == EB_OK)
+		goto free_mine;
+dereg:
+	eb_engine_dereg(e, mrs);
+free_mine:
+	free(mine);
+	return rc;
+}
+
+void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs)
+{
+	int c;
+
+	for (c = 0; c < e->nchan; c++)
+		eb_mr_dereg(&mrs[c]);
+}

@@ -1,0 +1,300 @@
+/* Provider choice and NIC discovery from fi_getinfo. */
+#include "efabench/fabric.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fi_info *eb_fabric_hints(const char *prov)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (h == NULL) {
+		eb_err("fi_allocinfo: out of memory");
+		return NULL;
+	}
+	h->caps = FI_MSG | FI_RMA;
+	h->ep_attr->type = FI_EP_RDM;
+	/* Our requests start with a struct fi_context2, so both context modes are fine. */
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->domain_attr->mr_mode =
+		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	if (prov != NULL) {
+		h->fabric_attr->prov_name = strdup(prov);
+		if (h->fabric_attr->prov_name == NULL) {
+			fi_freeinfo(h);
+			eb_err("strdup: out of memory");
+			return NULL;
+		}
+	}
+	return h;
+}
+
+int eb_fabric_usable(const struct fi_info *i)
+{
+	return i->domain_attr != NULL && i->domain_attr->cq_data_size >= EB_MIN_CQ_DATA &&
+	       (i->caps & (FI_MSG | FI_RMA)) == (FI_MSG | FI_RMA);
+}
+
+int eb_fabric_query(const char *prov, struct fi_info **list)
+{
+	struct fi_info *hints = eb_fabric_hints(prov);
+	int rc;
+
+	*list = NULL;
+	if (hints == NULL)
+		return EB_ENOMEM;
+	rc = fi_getinfo(EB_FI_VERSION, NULL, NULL, 0, hints, list);
+	fi_freeinfo(hints);
+	if (rc != 0 && rc != -FI_ENODATA) {
+		eb_err("fi_getinfo(%s): %s", prov ? prov : "any provider", fi_strerror(-rc));
+		return EB_EFABRIC;
+	}
+	if (rc != 0)
+		*list = NULL;
+	return EB_OK;
+}
+
+int eb_fabric_is_socket_prov(const char *prov)
+{
+	static const char *const names[] = {"tcp", "sockets", "udp", "net"};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(prov, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Names of every provider with usable RDM entries, for error messages. */
+static void list_usable(char *out, size_t len)
+{
+	struct fi_info *all, *i;
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (eb_fabric_query(NULL, &all) != EB_OK)
+		return;
+	for (i = all; i != NULL; i = i->next) {
+		const char *name = i->fabric_attr->prov_name;
+
+		if (!eb_fabric_usable(i) || strstr(out, name) != NULL)
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", name);
+		if (used >= len)
+			break;
+	}
+	fi_freeinfo(all);
+}
+
+static int has_prov(const struct fi_info *list, const char *prefix)
+{
+	for (; list != NULL; list = list->next)
+		if (eb_fabric_usable(list) &&
+		    strncmp(list->fabric_attr->prov_name, prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov, size_t len)
+{
+	const char *want = o->provider ? o->provider : getenv("FI_PROVIDER");
+	struct fi_info *list;
+	int rc;
+
+	rc = eb_fabric_query(want, &list);
+	if (rc != EB_OK)
+		return rc;
+	if (want != NULL) {
+		if (!has_prov(list, "")) {
+			char found[256];
+
+			list_usable(found, sizeof(found));
+			eb_err("provider '%s' not found or lacks RDM endpoints with FI_MSG, FI_RMA "
+			       "and %d-byte remote CQ data (usable here: %s)",
+			       want, EB_MIN_CQ_DATA, found[0] ? found : "none");
+			fi_freeinfo(list);
+			return EB_EINVAL;
+		}
+		snprintf(prov, len, "%s", want);
+	} else if (has_prov(list, "efa")) {
+		snprintf(prov, len, "efa");
+	} else if (single_host && has_prov(list, "shm")) {
+		snprintf(prov, len, "shm");
+	} else if (has_prov(list, "tcp")) {
+		snprintf(prov, len, "tcp");
+	} else {
+		eb_err("no usable libfabric provider found (need RDM endpoints with FI_MSG, "
+		       "FI_RMA and remote CQ data)");
+		fi_freeinfo(list);
+		return EB_ENOTSUP;
+	}
+	fi_freeinfo(list);
+	return EB_OK;
+}
+
+static int is_loopback(const struct fi_info *i)
+{
+	return strcmp(i->domain_attr->name, "lo") == 0 ||
+	       (i->fabric_attr->name && strncmp(i->fabric_attr->name, "127.", 4) == 0);
+}
+
+static int name_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static double sysfs_gbps(const char *ifname)
+{
+	char path[160];
+	long mbps = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0.0;
+	if (fscanf(f, "%ld", &mbps) != 1 || mbps <= 0)
+		mbps = 0;
+	fclose(f);
+	return (double)mbps / 1000.0;
+}
+
+static double link_gbps(const struct fi_info *i)
+{
+	if (i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0)
+		return (double)i->nic->link_attr->speed / 1e9;
+	return sysfs_gbps(i->domain_attr->name);
+}
+
+static int cmp_nic(const void *a, const void *b)
+{
+	return strcmp(((const struct eb_nic *)a)->domain, ((const struct eb_nic *)b)->domain);
+}
+
+void eb_fabric_free_nics(struct eb_nic *nics, int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		fi_freeinfo(nics[i].info);
+	free(nics);
+}
+
+/* Is entry i a better representative of its domain than the one kept so far? IPv4 first:
+ * every socket provider lists a domain once per address family. */
+static int prefer(const struct fi_info *i, const struct fi_info *kept)
+{
+	return i->addr_format == FI_SOCKADDR_IN && kept->addr_format != FI_SOCKADDR_IN;
+}
+
+int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
+		   struct eb_nic **nics, int *count)
+{
+	int sock = eb_fabric_is_socket_prov(prov), n = 0, cap = 0, k, rc;
+	struct eb_nic *out = NULL;
+	struct fi_info *list, *i;
+
+	rc = eb_fabric_query(prov, &list);
+	if (rc != EB_OK)
+		return rc;
+	for (i = list; i != NULL; i = i->next) {
+		const char *dom = i->domain_attr->name;
+
+		if (!eb_fabric_usable(i) || dom == NULL)
+			continue;
+		if (o->nics != NULL ? !name_listed(o->nics, dom)
+				    : sock && is_loopback(i) != !!single_host)
+			continue; /* one host: loopback only; several: never loopback */
+		for (k = 0; k < n && strcmp(out[k].domain, dom) != 0; k++)
+			;
+		if (k < n && !prefer(i, out[k].info))
+			continue;
+		if (k == n) {
+			if (n == cap) {
+				struct eb_nic *grown;
+
+				cap = cap ? 2 * cap : 8;
+				grown = realloc(out, (size_t)cap * sizeof(*out));
+				if (grown == NULL) {
+					rc = EB_ENOMEM;
+					eb_err("out of memory listing NICs");
+					goto free_list;
+				}
+				out = grown;
+			}
+			memset(&out[n++], 0, sizeof(*out));
+		}
+		fi_freeinfo(out[k].info);
+		out[k].info = fi_dupinfo(i);
+		if (out[k].info == NULL) {
+			rc = EB_ENOMEM;
+			eb_err("fi_dupinfo: out of memory");
+			goto free_list;
+		}
+		snprintf(out[k].domain, sizeof(out[k].domain), "%s", dom);
+		snprintf(out[k].fabric, sizeof(out[k].fabric), "%s",
+			 i->fabric_attr->name ? i->fabric_attr->name : "");
+		snprintf(out[k].prov, sizeof(out[k].prov), "%s", i->fabric_attr->prov_name);
+		out[k].link_gbps = o->link_gbps > 0 ? o->link_gbps : link_gbps(i);
+	}
+	if (n == 0) {
+		eb_err("provider %s has no usable NIC%s%s", prov, o->nics ? " among --nics " : "",
+		       o->nics ? o->nics : (sock && single_host ? " on loopback" : ""));
+		rc = EB_EINVAL;
+		goto free_list;
+	}
+	qsort(out, (size_t)n, sizeof(*out), cmp_nic);
+	fi_freeinfo(list);
+	*nics = out;
+	*count = n;
+	return EB_OK;
+
+free_list:
+	fi_freeinfo(list);
+	eb_fabric_free_nics(out, n);
+	return rc;
+}
+
+int eb_fabric_validate(const struct eb_fabric_opts *o, int nranks, int single_host)
+{
+	struct eb_nic *nics;
+	char prov[32];
+	int n, rc;
+	size_t eps;
+
+	rc = eb_fabric_choose(o, single_host, prov, sizeof(prov));
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_fabric_nics(prov, o, single_host, &nics, &n);
+	if (rc != EB_OK)
+		return rc;
+	eps = nics[0].info->domain_attr->ep_cnt;
+	if (eps > 0 && (size_t)nranks > eps) {
+		eb_err("provider %s can address at most %zu ranks per domain (ep_cnt); %d asked",
+		       prov, eps, nranks);
+		rc = EB_EINVAL;
+	} else if (nranks > EB_MAX_RANKS) {
+		eb_err("at most %d ranks are supported; %d asked", EB_MAX_RANKS, nranks);
+		rc = EB_EINVAL;
+	} else if (o->channels > n) {
+		eb_err("--channels %d asked but provider %s has %d usable NIC%s here", o->channels,
+		       prov, n, n == 1 ? "" : "s");
+		rc = EB_EINVAL;
+	}
+	eb_fabric_free_nics(nics, n);
+	return rc;
+}
