@@ -142,7 +142,11 @@ static void read_frame(struct eb_hub *h, int i)
 	int rc = eb_sock_read(r->fd, &hdr, sizeof(hdr), deadline);
 
 	if (rc != EB_OK) {
-		eb_hub_lose(h, i, "closed its bootstrap connection");
+		char why[128] = "closed its bootstrap connection";
+
+		if (h->why_closed != NULL)
+			h->why_closed(h, i, why, sizeof(why));
+		eb_hub_lose(h, i, why);
 		return;
 	}
 	if (hdr.type == EB_WIRE_FINI) {

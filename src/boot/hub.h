@@ -4,6 +4,7 @@
 #ifndef EB_BOOT_HUB_H
 #define EB_BOOT_HUB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum eb_hub_state { EB_HUB_LIVE, EB_HUB_DONE, EB_HUB_LOST };
@@ -23,6 +24,9 @@ struct eb_hub {
 	int n;
 	int aborted; /* an ABORT went out: no more collectives are served */
 	struct eb_hub_rank *r;
+	/* Optional: says how rank i went when its connection closed (e.g. its exit status). */
+	void (*why_closed)(struct eb_hub *h, int i, char *buf, size_t len);
+	void *owner;
 };
 
 int eb_hub_init(struct eb_hub *h, int n, const int *fds);

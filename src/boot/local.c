@@ -55,6 +55,30 @@ static void describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* A rank's connection closed: it is exiting, so wait a moment for its status, which names the
+ * cause (a signal, an exit code) better than the closed socket does. */
+static void why_closed(struct eb_hub *h, int i, char *buf, size_t len)
+{
+	struct child *c = &((struct child *)h->owner)[i];
+	uint64_t until = eb_deadline(1.0);
+	int status;
+
+	while (!c->exited && eb_now_ns() < until) {
+		pid_t pid = waitpid(c->pid, &status, WNOHANG);
+
+		if (pid == c->pid) {
+			c->exited = 1;
+			c->status = status;
+			break;
+		}
+		usleep(1000);
+	}
+	if (c->exited)
+		describe_exit(c->status, buf, len);
+	if (c->exited && WIFSIGNALED(c->status))
+		eb_err("rank %d (pid %d) %s", i, (int)c->pid, buf);
+}
+
 /* Collect exits without blocking; a rank that died or failed is reported to the others. */
 static void reap(struct eb_hub *h, struct child *c, int np)
 {
@@ -72,7 +96,7 @@ static void reap(struct eb_hub *h, struct child *c, int np)
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				break;
 			describe_exit(status, why, sizeof(why));
-			if (h->r[i].state == EB_HUB_LIVE || WIFSIGNALED(status))
+			if (h->r[i].state == EB_HUB_LIVE)
 				eb_err("rank %d (pid %d) %s", i, (int)pid, why);
 			eb_hub_lose(h, i, why);
 			break;
@@ -135,6 +159,8 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 	}
 	if (eb_hub_init(&hub, np, hub_fds) != EB_OK)
 		goto kill_children;
+	hub.why_closed = why_closed;
+	hub.owner = c;
 	for (;;) {
 		int live = eb_hub_poll(&hub, 50);
 		int running = 0;
