@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# bench.sh BENCH PROVIDER NP [extra efabench options]: a sweep with odd sizes and several chunks
+# in flight; asserts exit 0, #wrong = 0 everywhere, valid JSON and CSV with a record per size.
+. "$(dirname "$0")/lib.sh"
+bench=$1 prov=$2 np=$3
+shift 3
+iters=8
+[ "$prov" = sockets ] && iters=3
+# 1000 .. 2M by 8: sizes that are not multiples of 8 or of the chunk, so the partial last word
+# and the remainder chunk are exercised.
+"$EFABENCH" "$bench" --np "$np" --provider "$prov" -b 1000 -e 2M -f 8 -n $iters -w 2 \
+	--chunk 64K --window 4 --timeout 20 --json "$WORK/out.json" --csv "$WORK/out.csv" "$@" \
+	>"$WORK/stdout" 2>"$WORK/stderr"
+rc=$?
+cat "$WORK/stdout"
+cat "$WORK/stderr" >&2
+[ $rc -eq 0 ] || fail "efabench exited $rc"
+grep -q "Out of bounds values : 0 OK" "$WORK/stdout" || fail "table footer does not say 0 OK"
+[ "$(grep -c '^| ' "$WORK/stdout")" -eq 6 ] || fail "want a header and 5 size rows"
+check_json "$WORK/out.json" 5 0
+[ "$(wc -l <"$WORK/out.csv")" -eq 6 ] || fail "CSV wants a header and 5 rows"
+echo "PASS"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# fault_kill.sh PROVIDER VICTIM: kill one rank mid-run; every other rank must exit non-zero
+# within the deadline + 5 s, naming the lost rank.
+. "$(dirname "$0")/lib.sh"
+prov=$1 victim=$2 timeout=5
+"$EFABENCH" write --np 3 --provider "$prov" -b 256K -e 256K -n 1000000 -w 1 \
+	--timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
+job=$!
+pid=
+for _ in $(seq 100); do
+	pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
+	# Wait until the timed loop runs: the table header is printed just before.
+	[ -n "$pid" ] && grep -q '^|--' "$WORK/out" && break
+	sleep 0.1
+done
+[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
+sleep 0.5
+start=$(date +%s.%N)
+kill -9 "$pid"
+# The launcher reaps every rank; bound the whole job by the deadline + 5 s.
+for _ in $(seq $(((timeout + 5) * 10))); do
+	kill -0 $job 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 $job 2>/dev/null; then
+	pkill -9 -P $job
+	kill -9 $job
+	fail "job still running $((timeout + 5)) s after rank $victim was killed"
+fi
+wait $job
+rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc)
+cat "$WORK/err" >&2
+[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
+for r in 0 1 2; do
+	[ $r -eq "$victim" ] && continue
+	grep -q "efabench\[rank $r\]: error: lost rank $victim" "$WORK/err" ||
+		fail "rank $r did not name lost rank $victim"
+done
+# No rank may outlive the job.
+pgrep -f "efabench write --np 3 --provider $prov -b 256K" >/dev/null && fail "a rank survived"
+echo "PASS: all ranks exited in ${took} s, rc=$rc"

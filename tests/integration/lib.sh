@@ -1,0 +1,40 @@
+# Shared helpers for the integration tests (sourced). Each test is a real efabench run on a
+# real libfabric provider in real processes.
+set -u
+EFABENCH=${EFABENCH:?set EFABENCH to the efabench binary}
+WORK=$(mktemp -d /tmp/efabench-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+# The sockets provider's progress thread sleeps between polls unless told not to.
+export FI_SOCKETS_PE_WAITTIME=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# Every record of a JSON report: valid JSON, the expected record count, #wrong as given.
+check_json() { # file records wrong_expected(0 or "some")
+	python3 - "$@" <<'PY' || fail "JSON report $1 does not check out"
+import json, sys
+path, records, wrong = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+doc = json.load(open(path))
+res = doc["results"]
+assert len(res) == records, f"{len(res)} records, want {records}"
+for r in res:
+    for k in ("size", "count", "gbps", "lat_us", "min_us", "p50_us", "p99_us", "max_us", "wrong", "pairs"):
+        assert k in r, f"missing {k}"
+    assert r["count"] == r["size"] // 4
+    assert r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["max_us"]
+    assert r["gbps"] > 0 and r["lat_us"] > 0
+    assert len(r["pairs"]) == doc["settings"]["ranks"] - 1
+if wrong == "0":
+    assert all(r["wrong"] == 0 for r in res), "wrong words reported"
+else:
+    assert sum(r["wrong"] for r in res) > 0, "corruption went unnoticed"
+PY
+}
