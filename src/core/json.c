@@ -47,6 +47,7 @@ static void open_scope(struct eb_json *j, const char *key, char c)
 {
 	prefix(j, key);
 	fputc(c, j->f);
+	/* Deeper nesting than the comma table holds is a caller bug: stay in bounds. */
 	if (j->depth < 31)
 		j->depth++;
 	j->need_comma[j->depth] = 0;
@@ -56,7 +57,8 @@ static void close_scope(struct eb_json *j, char c)
 {
 	int i, had = j->need_comma[j->depth];
 
-	j->depth--;
+	if (j->depth > 0)
+		j->depth--;
 	if (had) {
 		fputc('\n', j->f);
 		for (i = 0; i < j->depth; i++)

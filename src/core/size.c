@@ -59,7 +59,7 @@ int eb_count_parse(const char *text, long min, long *value)
 		return EB_EINVAL;
 	errno = 0;
 	v = strtol(text, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > 0x7fffffffL)
+	if (errno != 0 || *end != '\0' || v < min || v > 0x7fffffffL || v < -0x7fffffffL - 1)
 		return EB_EINVAL;
 	*value = v;
 	return EB_OK;
@@ -88,7 +88,7 @@ int eb_size_sweep(uint64_t begin, uint64_t end, uint64_t factor, uint64_t *sizes
 	uint64_t s = begin;
 	int n = 0;
 
-	if (begin == 0 || begin > end || factor < 2)
+	if (begin == 0 || begin > end || factor < 2 || max < 1)
 		return EB_EINVAL;
 	for (;;) {
 		if (n == max)

@@ -89,7 +89,13 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	rc = eb_fabric_nics(e->prov, o, single, &e->nics, &e->nnics);
 	if (rc != EB_OK)
 		return rc;
-	want = o->channels > 0 && o->channels < e->nnics ? o->channels : e->nnics;
+	if (o->channels > e->nnics) {
+		eb_err("--channels %d asked but provider %s has %d usable NIC%s here", o->channels,
+		       e->prov, e->nnics, e->nnics == 1 ? "" : "s");
+		rc = EB_EINVAL;
+		goto free_nics;
+	}
+	want = o->channels > 0 ? o->channels : e->nnics;
 	rc = agree_channels(e, want, &want);
 	if (rc != EB_OK)
 		goto free_nics;
