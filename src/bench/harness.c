@@ -155,6 +155,13 @@ static void free_results(struct eb_report *rep, int nres)
 	free(rep->res);
 }
 
+size_t eb_harness_chunk(const struct eb_opts *o, const char *prov)
+{
+	if (o->chunk != 0)
+		return (size_t)o->chunk;
+	return eb_fabric_is_socket_prov(prov) ? 512u << 10 : 1u << 20;
+}
+
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
 	struct eb_engine e;
@@ -175,6 +182,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc != EB_OK)
 		return rc;
 	c.e = &e;
+	c.chunk = rep.chunk = eb_harness_chunk(o, e.prov);
 	rep.launcher = boot->ops->name;
 	rep.channels = 1; /* single-channel variants only, for now */
 	rep.link_gbps = e.chan[0].nic.link_gbps;

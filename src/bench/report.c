@@ -36,7 +36,7 @@ void eb_report_header(const struct eb_report *r)
 	       r->nranks, r->launcher, r->e->prov, r->e->chan[0].nic.domain, link, r->channels);
 	printf("# warmup: %ld  iters: %ld  chunk: %s  window: %ld  check every iteration: %s  "
 	       "timeout: %.0f s\n",
-	       o->warmup, o->iters, eb_size_format(o->chunk, chunk, sizeof(chunk)), o->window,
+	       o->warmup, o->iters, eb_size_format(r->chunk, chunk, sizeof(chunk)), o->window,
 	       o->check ? "yes" : "no", o->fab.timeout_s);
 	printf("# %s\n", b->metric);
 	printf("# Gbps = 8*Size/t/1e9; BusBW (%%) = 100*Gbps/(link Gbps * channels used); "
@@ -116,7 +116,7 @@ int eb_report_csv(const struct eb_report *r, const char *path)
 		if (r->link_gbps > 0)
 			fprintf(f, "%.3f", r->link_gbps);
 		fprintf(f, ",%ld,%ld,%llu,%ld,%.4f,", o->warmup, o->iters,
-			(unsigned long long)o->chunk, o->window, x->gbps);
+			(unsigned long long)r->chunk, o->window, x->gbps);
 		if (x->busbw >= 0)
 			fprintf(f, "%.3f", x->busbw);
 		fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%llu\n", x->t_s * 1e6, x->all.min * 1e6,
@@ -144,7 +144,7 @@ static void json_settings(struct eb_json *j, const struct eb_report *r)
 		eb_json_null(j, "link_gbps");
 	eb_json_int(j, "warmup", o->warmup);
 	eb_json_int(j, "iters", o->iters);
-	eb_json_int(j, "chunk", (long long)o->chunk);
+	eb_json_int(j, "chunk", (long long)r->chunk);
 	eb_json_int(j, "window", o->window);
 	eb_json_bool(j, "check", o->check);
 	eb_json_num(j, "timeout_s", o->fab.timeout_s);

@@ -30,7 +30,7 @@ static int sendrecv_setup(struct eb_ctx *c)
 	c->priv = st;
 	/* Chunks of one message land in order only where sends are ordered (FI_ORDER_SAS);
 	 * elsewhere each message goes as one operation. */
-	st->chunk = ch->ordered_sends ? (size_t)c->o->chunk : max;
+	st->chunk = ch->ordered_sends ? c->chunk : max;
 	if (st->chunk > ch->max_msg)
 		st->chunk = ch->max_msg;
 	st->out = eb_buf_alloc_host(max, "the send buffer");

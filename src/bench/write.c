@@ -104,7 +104,7 @@ static int write_iter(struct eb_ctx *c, long i)
 	struct write_state *st = c->priv;
 	struct eb_engine *e = c->e;
 	uint64_t deadline = eb_engine_deadline(e);
-	size_t chunk = (size_t)c->o->chunk;
+	size_t chunk = c->chunk;
 	struct eb_xfer *xs[2] = {&st->ack, &st->x};
 	int rc;
 

@@ -68,7 +68,8 @@ void eb_opts_usage(FILE *f, const char *bench)
 		"  -f, --stepfactor F  multiply the size by F each step (default 2; e is always run)\n"
 		"  -w, --warmup N      untimed iterations per size and pair (default 5)\n"
 		"  -n, --iters N       timed iterations per size and pair (default 20)\n"
-		"  --chunk S           bytes per operation; a buffer is cut into chunks (default 1M)\n"
+		"  --chunk S           bytes per operation; a buffer is cut into chunks\n"
+		"                      (default 512K on tcp/sockets, 1M on other providers)\n"
 		"  --window N          chunks in flight per channel (default 16)\n"
 		"  --check             verify every byte after every iteration, not only after\n"
 		"                      warm-up and after the timed loop\n"
@@ -132,7 +133,6 @@ static void defaults(struct eb_opts *o)
 	o->factor = 2;
 	o->warmup = 5;
 	o->iters = 20;
-	o->chunk = 1ull << 20;
 	o->window = 16;
 	o->corrupt_at = -1;
 	o->fab.timeout_s = 30.0;
