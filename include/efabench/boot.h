@@ -31,10 +31,8 @@ struct eb_boot {
 	void *impl;
 };
 
-int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
-		      uint64_t deadline);
-int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
-		     uint64_t deadline);
+int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline);
+int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline);
 int eb_boot_barrier(struct eb_boot *b, uint64_t deadline);
 int eb_boot_check(struct eb_boot *b);
 void eb_boot_finalize(struct eb_boot *b, int exit_code);
@@ -44,7 +42,7 @@ int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 
 enum eb_launcher {
 	EB_LAUNCH_LOCAL, /* no launcher in the environment: we fork ranks ourselves */
-	EB_LAUNCH_MPI,   /* started by mpirun, mpiexec or srun */
+	EB_LAUNCH_MPI,	 /* started by mpirun, mpiexec or srun */
 };
 
 /* Which launcher started this process, judged from its environment. */

@@ -27,7 +27,7 @@ typedef void (*eb_req_cb)(struct eb_req *req);
 
 struct eb_req {
 	struct fi_context2 fi_ctx; /* first: libfabric hands its address back as op_context */
-	eb_req_cb cb;              /* optional, runs inside eb_progress */
+	eb_req_cb cb;		   /* optional, runs inside eb_progress */
 	void *owner;
 	int status; /* 0, or negative once failed */
 	int done;
@@ -45,7 +45,7 @@ struct eb_engine {
 	int nnics;
 	char prov[32];
 	double timeout_s;
-	uint64_t *imm;      /* [size][nchan] arrivals of remote CQ data */
+	uint64_t *imm;	    /* [size][nchan] arrivals of remote CQ data */
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
 	int failed; /* a CQ error or lost peer was reported: later calls fail fast */
@@ -73,8 +73,8 @@ int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, con
 		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
 int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
 		 size_t len, void *desc);
-int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf,
-		 size_t len, void *desc);
+int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
+		 void *desc);
 
 /* Waits: EB_OK, or EB_ETIMEDOUT / EB_EPEER / EB_EFABRIC after printing what was waited for. */
 int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline);
@@ -87,8 +87,8 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
 /* Register buf on every channel and gather every rank's keys: rkeys[rank * nchan + chan].
  * Collective; a rank with nothing to expose passes buf = NULL and contributes no keys.
  * mrs has nchan entries. */
-int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access,
-		  struct eb_mr *mrs, struct eb_rkey *rkeys);
+int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
+		  struct eb_rkey *rkeys);
 void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);
 
 #endif

@@ -16,7 +16,7 @@
 struct eb_fabric_opts {
 	const char *provider; /* NULL: FI_PROVIDER, else automatic */
 	const char *nics;     /* comma list of domain/interface names; NULL: automatic */
-	int channels;         /* 0: one per NIC found */
+	int channels;	      /* 0: one per NIC found */
 	double link_gbps;     /* > 0 overrides the link speed the provider reports */
 	double timeout_s;     /* deadline of every wait */
 };
@@ -25,7 +25,7 @@ struct eb_nic {
 	char domain[64];
 	char fabric[64];
 	char prov[32];
-	double link_gbps; /* 0 when unknown */
+	double link_gbps;     /* 0 when unknown */
 	struct fi_info *info; /* owned: fi_dupinfo of the chosen entry */
 };
 
@@ -59,6 +59,10 @@ void eb_fabric_free_nics(struct eb_nic *nics, int count);
  * we need, the NICs asked for exist, it can address nranks. Prints one line and returns
  * EB_EINVAL when not. */
 int eb_fabric_validate(const struct eb_fabric_opts *o, int nranks, int single_host);
+
+/* Link speed of the entry's NIC in Gbps: fi_info's link attributes, else the speed sysfs
+ * reports for a network interface of the domain's name; 0 when neither knows. */
+double eb_fabric_link_gbps(const struct fi_info *info);
 
 /* 1 when the provider is one whose traffic goes over IP sockets (tcp, sockets, udp, net). */
 int eb_fabric_is_socket_prov(const char *prov);

@@ -16,7 +16,7 @@ struct eb_rkey {
 
 struct eb_mr {
 	struct fid_mr *mr; /* NULL when the provider needs no registration for this use */
-	void *desc;        /* for local operations (fi_mr_desc), may be NULL */
+	void *desc;	   /* for local operations (fi_mr_desc), may be NULL */
 	struct eb_rkey rkey;
 };
 

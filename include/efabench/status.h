@@ -4,15 +4,15 @@
 
 enum eb_status {
 	EB_OK = 0,
-	EB_EINVAL = -1,    /* bad input from the user or caller */
-	EB_ENOMEM = -2,    /* allocation failed */
+	EB_EINVAL = -1,	   /* bad input from the user or caller */
+	EB_ENOMEM = -2,	   /* allocation failed */
 	EB_ETIMEDOUT = -3, /* a wait passed its deadline */
-	EB_EPEER = -4,     /* a peer rank was lost */
+	EB_EPEER = -4,	   /* a peer rank was lost */
 	EB_EFABRIC = -5,   /* a libfabric call or completion failed */
-	EB_ESYS = -6,      /* a system call failed */
+	EB_ESYS = -6,	   /* a system call failed */
 	EB_EVERIFY = -7,   /* payload verification found wrong words */
 	EB_ENOTSUP = -8,   /* the provider or build cannot do what was asked */
-	EB_EPROTO = -9,    /* ranks disagree (bootstrap protocol, sizes) */
+	EB_EPROTO = -9,	   /* ranks disagree (bootstrap protocol, sizes) */
 };
 
 const char *eb_strerror(int status);

@@ -31,10 +31,10 @@ size_t eb_xfer_nchunks(size_t len, size_t chunk);
 
 /* Arm a transfer; nothing is posted until eb_xfer_step or eb_xfer_wait. Every write chunk
  * carries imm; chunk i lands at raddr + i * chunk. */
-void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
-		   size_t chunk, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
-void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
-		  size_t chunk, void *desc);
+void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
+		   void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
+void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
+		  void *desc);
 void eb_xfer_recv(struct eb_xfer *x, int chan, int peer, void *buf, size_t len, size_t chunk,
 		  void *desc);
 

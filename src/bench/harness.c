@@ -78,8 +78,8 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	return sum_wrong(c, mine, phase_deadline(c, iters), wrong);
 }
 
-static void summarise(const struct eb_bench *b, const struct eb_report *rep,
-		      struct eb_result *res, double *pooled, long iters)
+static void summarise(const struct eb_bench *b, const struct eb_report *rep, struct eb_result *res,
+		      double *pooled, long iters)
 {
 	double half = b->one_way ? 0.5 : 1.0, cap;
 	size_t n = (size_t)iters * (size_t)(rep->nranks - 1), i;
@@ -110,7 +110,9 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 	int k, rc;
 
 	for (k = 1; k < c->nranks; k++) {
-		c->role = c->rank == 0 ? EB_ROLE_INIT : c->rank == k ? EB_ROLE_TARGET : EB_ROLE_IDLE;
+		c->role = c->rank == 0	 ? EB_ROLE_INIT
+			  : c->rank == k ? EB_ROLE_TARGET
+					 : EB_ROLE_IDLE;
 		c->peer = c->rank == 0 ? k : c->rank == k ? 0 : -1;
 		rc = phase(b, c, o->warmup, NULL, &wrong);
 		if (rc != EB_OK)
@@ -155,11 +157,12 @@ static void free_results(struct eb_report *rep, int nres)
 	free(rep->res);
 }
 
-size_t eb_harness_chunk(const struct eb_opts *o, const char *prov)
+void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window)
 {
-	if (o->chunk != 0)
-		return (size_t)o->chunk;
-	return eb_fabric_is_socket_prov(prov) ? 512u << 10 : 1u << 20;
+	int sock = eb_fabric_is_socket_prov(prov);
+
+	*chunk = o->chunk != 0 ? (size_t)o->chunk : sock ? 512u << 10 : 1u << 20;
+	*window = o->window != 0 ? (int)o->window : sock ? 16 : 4;
 }
 
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
@@ -182,7 +185,9 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc != EB_OK)
 		return rc;
 	c.e = &e;
-	c.chunk = rep.chunk = eb_harness_chunk(o, e.prov);
+	eb_harness_tune(o, e.prov, &c.chunk, &c.window);
+	rep.chunk = c.chunk;
+	rep.window = c.window;
 	rep.launcher = boot->ops->name;
 	rep.channels = 1; /* single-channel variants only, for now */
 	rep.link_gbps = e.chan[0].nic.link_gbps;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EB_MAX_SIZES 64
+#define EB_MAX_SIZES	64
 #define EB_MAX_VARIANTS 4
 
 struct eb_opts {
@@ -17,8 +17,8 @@ struct eb_opts {
 	int np; /* 0: not given */
 	uint64_t begin, end, factor;
 	long warmup, iters;
-	uint64_t chunk; /* 0: chosen per provider once it is known (eb_harness_chunk) */
-	long window;
+	uint64_t chunk; /* 0: chosen per provider once it is known (eb_harness_tune) */
+	long window;	/* 0: likewise */
 	int check;
 	int verbose;
 	const char *csv, *json;
@@ -35,10 +35,11 @@ struct eb_ctx {
 	const struct eb_opts *o;
 	int rank, nranks;
 	enum eb_role role;
-	int peer;    /* the other rank of the current pair, -1 when idle */
-	int variant; /* index into the benchmark's variants */
+	int peer;     /* the other rank of the current pair, -1 when idle */
+	int variant;  /* index into the benchmark's variants */
 	size_t bytes; /* S of the current size */
 	size_t chunk; /* bytes per operation, resolved from opts and the provider */
+	int window;   /* chunks in flight per channel, likewise */
 	long iters;   /* of the current phase */
 	uint64_t epoch;
 	void *priv; /* the benchmark's state */
@@ -67,10 +68,10 @@ struct eb_bench {
 extern const struct eb_bench eb_bench_write;
 extern const struct eb_bench eb_bench_sendrecv;
 
-/* The chunk size: --chunk when given, else what measured best for the provider: 512K on the
- * socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on loopback), 1M on
- * the others. */
-size_t eb_harness_chunk(const struct eb_opts *o, const char *prov);
+/* Chunk and window: --chunk/--window when given, else what measured best for the provider:
+ * 512K x 16 on the socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on
+ * loopback), 1M x 4 on the others. */
+void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
 
 /* Run the benchmark on this rank; rank 0 prints and writes files. Returns a status. */
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot);
@@ -79,9 +80,9 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 struct eb_result {
 	uint64_t size;
 	int variant;
-	double t_s;   /* mean seconds per iteration (one-way when one_way), over all pairs */
-	double gbps;  /* 8 * size / t_s / 1e9 */
-	double busbw; /* percent of link * channels, < 0 when the link speed is unknown */
+	double t_s;	     /* mean seconds per iteration (one-way when one_way), over all pairs */
+	double gbps;	     /* 8 * size / t_s / 1e9 */
+	double busbw;	     /* percent of link * channels, < 0 when the link speed is unknown */
 	struct eb_stats all; /* over every timed iteration of every pair, in seconds */
 	struct eb_stats *pairs; /* [nranks - 1], pair k at index k - 1 */
 	uint64_t wrong;
@@ -95,6 +96,7 @@ struct eb_report {
 	int nranks;
 	double link_gbps; /* per channel, 0 when unknown */
 	size_t chunk;
+	int window;
 	int channels;
 	struct eb_result *res; /* [nsizes][nvariants] */
 };

@@ -34,9 +34,9 @@ void eb_report_header(const struct eb_report *r)
 	printf("# efabench %s: %s\n", b->name, b->summary);
 	printf("# ranks: %d (%s launcher)  provider: %s  NIC: %s  link: %s  channels used: %d\n",
 	       r->nranks, r->launcher, r->e->prov, r->e->chan[0].nic.domain, link, r->channels);
-	printf("# warmup: %ld  iters: %ld  chunk: %s  window: %ld  check every iteration: %s  "
+	printf("# warmup: %ld  iters: %ld  chunk: %s  window: %d  check every iteration: %s  "
 	       "timeout: %.0f s\n",
-	       o->warmup, o->iters, eb_size_format(r->chunk, chunk, sizeof(chunk)), o->window,
+	       o->warmup, o->iters, eb_size_format(r->chunk, chunk, sizeof(chunk)), r->window,
 	       o->check ? "yes" : "no", o->fab.timeout_s);
 	printf("# %s\n", b->metric);
 	printf("# Gbps = 8*Size/t/1e9; BusBW (%%) = 100*Gbps/(link Gbps * channels used); "
@@ -115,8 +115,8 @@ int eb_report_csv(const struct eb_report *r, const char *path)
 			r->e->prov, r->channels);
 		if (r->link_gbps > 0)
 			fprintf(f, "%.3f", r->link_gbps);
-		fprintf(f, ",%ld,%ld,%llu,%ld,%.4f,", o->warmup, o->iters,
-			(unsigned long long)r->chunk, o->window, x->gbps);
+		fprintf(f, ",%ld,%ld,%llu,%d,%.4f,", o->warmup, o->iters,
+			(unsigned long long)r->chunk, r->window, x->gbps);
 		if (x->busbw >= 0)
 			fprintf(f, "%.3f", x->busbw);
 		fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%llu\n", x->t_s * 1e6, x->all.min * 1e6,
@@ -145,7 +145,7 @@ static void json_settings(struct eb_json *j, const struct eb_report *r)
 	eb_json_int(j, "warmup", o->warmup);
 	eb_json_int(j, "iters", o->iters);
 	eb_json_int(j, "chunk", (long long)r->chunk);
-	eb_json_int(j, "window", o->window);
+	eb_json_int(j, "window", r->window);
 	eb_json_bool(j, "check", o->check);
 	eb_json_num(j, "timeout_s", o->fab.timeout_s);
 	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
@@ -201,8 +201,8 @@ int eb_report_json(const struct eb_report *r, const char *path)
 			eb_json_obj_begin(&j, NULL);
 			eb_json_int(&j, "src", 0);
 			eb_json_int(&j, "dst", k);
-			eb_json_num(&j, "gbps", p->mean > 0 ? 8.0 * (double)x->size / p->mean / 1e9
-							    : 0.0);
+			eb_json_num(&j, "gbps",
+				    p->mean > 0 ? 8.0 * (double)x->size / p->mean / 1e9 : 0.0);
 			json_stats(&j, p);
 			eb_json_obj_end(&j);
 		}

@@ -41,9 +41,9 @@ static int sendrecv_setup(struct eb_ctx *c)
 	if (rc == EB_OK)
 		rc = eb_mr_reg(ch, st->in, max, FI_RECV, &st->in_mr);
 	if (rc == EB_OK)
-		rc = eb_xfer_init(&st->tx, e, (int)c->o->window);
+		rc = eb_xfer_init(&st->tx, e, c->window);
 	if (rc == EB_OK)
-		rc = eb_xfer_init(&st->rx, e, (int)c->o->window);
+		rc = eb_xfer_init(&st->rx, e, c->window);
 	return rc;
 }
 
@@ -76,10 +76,10 @@ static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
 static int sendrecv_prepare(struct eb_ctx *c)
 {
 	struct sendrecv_state *st = c->priv;
-	struct eb_pattern out = {.src = (uint32_t)c->rank, .dst = (uint32_t)c->peer,
-				 .epoch = c->epoch};
-	struct eb_pattern in = {.src = (uint32_t)c->peer, .dst = (uint32_t)c->rank,
-				.epoch = EB_EPOCH_POISON};
+	struct eb_pattern out = {
+	    .src = (uint32_t)c->rank, .dst = (uint32_t)c->peer, .epoch = c->epoch};
+	struct eb_pattern in = {
+	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = EB_EPOCH_POISON};
 
 	if (c->role == EB_ROLE_IDLE)
 		return EB_OK;
@@ -125,8 +125,8 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 static uint64_t sendrecv_verify(struct eb_ctx *c)
 {
 	struct sendrecv_state *st = c->priv;
-	struct eb_pattern in = {.src = (uint32_t)c->peer, .dst = (uint32_t)c->rank,
-				.epoch = c->epoch};
+	struct eb_pattern in = {
+	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
 	if (c->role == EB_ROLE_IDLE)
 		return 0;
@@ -139,17 +139,17 @@ static void *sendrecv_landing(struct eb_ctx *c)
 }
 
 const struct eb_bench eb_bench_sendrecv = {
-	.name = "sendrecv",
-	.summary = "two-sided fi_send/fi_recv ping-pong, rank 0 <-> rank k (k = 1..N-1), "
-		   "averaged over pairs",
-	.metric = "t = half the round trip (one-way); S bytes go each way",
-	.nvariants = 1,
-	.variants = {"Host"},
-	.one_way = 1,
-	.setup = sendrecv_setup,
-	.teardown = sendrecv_teardown,
-	.prepare = sendrecv_prepare,
-	.iter = sendrecv_iter,
-	.verify = sendrecv_verify,
-	.landing = sendrecv_landing,
+    .name = "sendrecv",
+    .summary = "two-sided fi_send/fi_recv ping-pong, rank 0 <-> rank k (k = 1..N-1), "
+	       "averaged over pairs",
+    .metric = "t = half the round trip (one-way); S bytes go each way",
+    .nvariants = 1,
+    .variants = {"Host"},
+    .one_way = 1,
+    .setup = sendrecv_setup,
+    .teardown = sendrecv_teardown,
+    .prepare = sendrecv_prepare,
+    .iter = sendrecv_iter,
+    .verify = sendrecv_verify,
+    .landing = sendrecv_landing,
 };

@@ -13,11 +13,11 @@
 struct write_state {
 	char *src, *dst;
 	struct eb_mr src_mr, *dst_mr; /* dst registered on every channel */
-	struct eb_rkey *rkeys;        /* [rank][chan] of every dst */
+	struct eb_rkey *rkeys;	      /* [rank][chan] of every dst */
 	uint64_t ack_out, ack_in;
 	struct eb_mr ack_out_mr, ack_in_mr;
 	struct eb_xfer x, ack; /* the data, and the target's acknowledgement */
-	uint64_t expect; /* chunks rank 0 has written to us so far */
+	uint64_t expect;       /* chunks rank 0 has written to us so far */
 };
 
 static int write_setup(struct eb_ctx *c)
@@ -34,7 +34,7 @@ static int write_setup(struct eb_ctx *c)
 	st->rkeys = calloc((size_t)e->nchan * (size_t)c->nranks, sizeof(*st->rkeys));
 	if (st->dst_mr == NULL || st->rkeys == NULL)
 		return rc;
-	rc = eb_xfer_init(&st->x, e, (int)c->o->window);
+	rc = eb_xfer_init(&st->x, e, c->window);
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&st->ack, e, 1);
 	if (rc != EB_OK)
@@ -87,7 +87,8 @@ static void write_teardown(struct eb_ctx *c)
 static int write_prepare(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
-	struct eb_pattern p = {.src = 0, .dst = (uint32_t)(c->role == EB_ROLE_INIT ? c->peer : c->rank),
+	struct eb_pattern p = {.src = 0,
+			       .dst = (uint32_t)(c->role == EB_ROLE_INIT ? c->peer : c->rank),
 			       .epoch = c->epoch};
 
 	if (c->role == EB_ROLE_INIT) {
@@ -148,16 +149,16 @@ static void *write_landing(struct eb_ctx *c)
 }
 
 const struct eb_bench eb_bench_write = {
-	.name = "write",
-	.summary = "one-sided fi_writedata from host memory, rank 0 -> rank k (k = 1..N-1), "
-		   "averaged over pairs",
-	.metric = "t = first post to the target's acknowledgement that every chunk landed",
-	.nvariants = 1,
-	.variants = {"SingleHost"},
-	.setup = write_setup,
-	.teardown = write_teardown,
-	.prepare = write_prepare,
-	.iter = write_iter,
-	.verify = write_verify,
-	.landing = write_landing,
+    .name = "write",
+    .summary = "one-sided fi_writedata from host memory, rank 0 -> rank k (k = 1..N-1), "
+	       "averaged over pairs",
+    .metric = "t = first post to the target's acknowledgement that every chunk landed",
+    .nvariants = 1,
+    .variants = {"SingleHost"},
+    .setup = write_setup,
+    .teardown = write_teardown,
+    .prepare = write_prepare,
+    .iter = write_iter,
+    .verify = write_verify,
+    .landing = write_landing,
 };

@@ -6,14 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
-		      uint64_t deadline)
+int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline)
 {
 	return b->ops->allgather(b, in, out, len, deadline);
 }
 
-int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
-		     uint64_t deadline)
+int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
 	return b->ops->alltoall(b, in, out, blk, deadline);
 }
@@ -60,8 +58,9 @@ int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
 
 enum eb_launcher eb_boot_detect(void)
 {
-	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-					   "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "PMI_FD"};
+	static const char *const vars[] = {
+	    "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+	    "MV2_COMM_WORLD_SIZE",  "PMI_FD"};
 	size_t i;
 
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

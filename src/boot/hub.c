@@ -95,8 +95,7 @@ static void complete(struct eb_hub *h)
 	int i, j;
 
 	for (i = 1; i < h->n; i++) {
-		if (h->r[i].type != r0->type || h->r[i].seq != r0->seq ||
-		    h->r[i].len != r0->len) {
+		if (h->r[i].type != r0->type || h->r[i].seq != r0->seq || h->r[i].len != r0->len) {
 			char why[160];
 
 			snprintf(why, sizeof(why),
@@ -207,8 +206,10 @@ int eb_hub_poll(struct eb_hub *h, int timeout_ms)
 			if (h->r[i].state == EB_HUB_DONE) {
 				char why[96];
 
-				snprintf(why, sizeof(why), "it left (exit code %d) while others "
-					 "waited in a collective", h->r[i].exit_code);
+				snprintf(why, sizeof(why),
+					 "it left (exit code %d) while others "
+					 "waited in a collective",
+					 h->r[i].exit_code);
 				abort_all(h, i, why);
 				break;
 			}

@@ -12,9 +12,9 @@ enum eb_hub_state { EB_HUB_LIVE, EB_HUB_DONE, EB_HUB_LOST };
 struct eb_hub_rank {
 	int fd;
 	enum eb_hub_state state;
-	int exit_code;   /* from FINI */
-	int waiting;     /* has a contribution pending */
-	uint32_t type;   /* of the pending contribution */
+	int exit_code; /* from FINI */
+	int waiting;   /* has a contribution pending */
+	uint32_t type; /* of the pending contribution */
 	int32_t seq;
 	uint64_t len;
 	unsigned char *data;

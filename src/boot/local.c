@@ -176,7 +176,8 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 			for (i = 0; i < np; i++) {
 				if (!c[i].exited) {
 					eb_err("rank %d did not exit within %.0f s of the abort; "
-					       "killing it", i, grace_s);
+					       "killing it",
+					       i, grace_s);
 					kill(c[i].pid, SIGKILL);
 				}
 			}

@@ -52,8 +52,7 @@ static int mpi_allgather(struct eb_boot *b, const void *in, void *out, size_t le
 	return wait_req(&req, deadline, "allgather");
 }
 
-static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
-			uint64_t deadline)
+static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
 	MPI_Request req;
 
@@ -83,11 +82,11 @@ static void mpi_finalize(struct eb_boot *b, int exit_code)
 }
 
 static const struct eb_boot_ops mpi_ops = {
-	.name = "mpi",
-	.allgather = mpi_allgather,
-	.alltoall = mpi_alltoall,
-	.check = mpi_check,
-	.finalize = mpi_finalize,
+    .name = "mpi",
+    .allgather = mpi_allgather,
+    .alltoall = mpi_alltoall,
+    .check = mpi_check,
+    .finalize = mpi_finalize,
 };
 
 int eb_boot_mpi_init(struct eb_boot *b)

@@ -52,8 +52,8 @@ static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t d
 	return EB_OK;
 }
 
-static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_len,
-		    void *out, size_t out_len, uint64_t deadline, const char *what)
+static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_len, void *out,
+		    size_t out_len, uint64_t deadline, const char *what)
 {
 	struct eb_wire_rank *w = b->impl;
 	struct eb_wire_hdr h;
@@ -74,8 +74,8 @@ static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_
 	if (rc != EB_OK)
 		return rc;
 	if (h.type != EB_WIRE_RESULT || h.arg != w->seq || h.len != out_len) {
-		eb_err("bootstrap %s: unexpected reply (type %u, seq %d, %llu bytes)", what,
-		       h.type, h.arg, (unsigned long long)h.len);
+		eb_err("bootstrap %s: unexpected reply (type %u, seq %d, %llu bytes)", what, h.type,
+		       h.arg, (unsigned long long)h.len);
 		return EB_EPROTO;
 	}
 	rc = eb_sock_read(w->fd, out, out_len, deadline);
@@ -94,8 +94,8 @@ static int wire_allgather(struct eb_boot *b, const void *in, void *out, size_t l
 static int wire_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
 			 uint64_t deadline)
 {
-	return exchange(b, EB_WIRE_ALLTOALL, in, blk * (size_t)b->size, out,
-			blk * (size_t)b->size, deadline, "alltoall");
+	return exchange(b, EB_WIRE_ALLTOALL, in, blk * (size_t)b->size, out, blk * (size_t)b->size,
+			deadline, "alltoall");
 }
 
 static int wire_check(struct eb_boot *b)
@@ -125,9 +125,9 @@ static void wire_finalize(struct eb_boot *b, int exit_code)
 }
 
 const struct eb_boot_ops eb_wire_boot_ops = {
-	.name = "local",
-	.allgather = wire_allgather,
-	.alltoall = wire_alltoall,
-	.check = wire_check,
-	.finalize = wire_finalize,
+    .name = "local",
+    .allgather = wire_allgather,
+    .alltoall = wire_alltoall,
+    .check = wire_check,
+    .finalize = wire_finalize,
 };

@@ -46,7 +46,7 @@ static void mr_bits(uint64_t m, char *buf, size_t len)
 	static const struct {
 		uint64_t bit;
 		const char *name;
-	} bits[] = {{FI_MR_LOCAL, "LOCAL"},       {FI_MR_VIRT_ADDR, "VIRT_ADDR"},
+	} bits[] = {{FI_MR_LOCAL, "LOCAL"},	    {FI_MR_VIRT_ADDR, "VIRT_ADDR"},
 		    {FI_MR_ALLOCATED, "ALLOCATED"}, {FI_MR_PROV_KEY, "PROV_KEY"},
 		    {FI_MR_ENDPOINT, "ENDPOINT"},   {FI_MR_HMEM, "HMEM"}};
 	size_t i, used = 0;
@@ -77,9 +77,8 @@ int eb_info_main(void)
 		char mr[96], link[24];
 
 		mr_bits(i->domain_attr->mr_mode, mr, sizeof(mr));
-		if (i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0)
-			snprintf(link, sizeof(link), "%.0f Gbps",
-				 (double)i->nic->link_attr->speed / 1e9);
+		if (eb_fabric_link_gbps(i) > 0)
+			snprintf(link, sizeof(link), "%.1f Gbps", eb_fabric_link_gbps(i));
 		else
 			snprintf(link, sizeof(link), "-");
 		printf("%-14s %-10s %-18s %-4s %-4s %-7zu %-9s %-5s %-9s %-28s %s%s\n",
@@ -93,7 +92,8 @@ int eb_info_main(void)
 	}
 	printf("\n* FI_HMEM in caps does not prove CUDA support: libfabric says so at runtime\n"
 	       "  (FI_LOG_LEVEL=info prints 'Hmem iface FI_HMEM_CUDA not supported' when absent).\n"
-	       "Link speeds come from fi_info, else /sys/class/net/<domain>/speed at run time.\n");
+	       "Link speeds come from fi_info, else /sys/class/net/<domain>/speed; '-' when "
+	       "neither.\n");
 	fi_freeinfo(list);
 	return 0;
 }

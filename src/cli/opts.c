@@ -25,78 +25,80 @@ enum {
 };
 
 static const struct option longopts[] = {
-	{"np", required_argument, NULL, OPT_NP},
-	{"minbytes", required_argument, NULL, 'b'},
-	{"maxbytes", required_argument, NULL, 'e'},
-	{"stepfactor", required_argument, NULL, 'f'},
-	{"warmup", required_argument, NULL, 'w'},
-	{"iters", required_argument, NULL, 'n'},
-	{"chunk", required_argument, NULL, OPT_CHUNK},
-	{"window", required_argument, NULL, OPT_WINDOW},
-	{"check", no_argument, NULL, OPT_CHECK},
-	{"provider", required_argument, NULL, OPT_PROVIDER},
-	{"nics", required_argument, NULL, OPT_NICS},
-	{"channels", required_argument, NULL, OPT_CHANNELS},
-	{"link-gbps", required_argument, NULL, OPT_LINK},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"csv", required_argument, NULL, OPT_CSV},
-	{"json", required_argument, NULL, OPT_JSON},
-	{"corrupt-at", required_argument, NULL, OPT_CORRUPT},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"np", required_argument, NULL, OPT_NP},
+    {"minbytes", required_argument, NULL, 'b'},
+    {"maxbytes", required_argument, NULL, 'e'},
+    {"stepfactor", required_argument, NULL, 'f'},
+    {"warmup", required_argument, NULL, 'w'},
+    {"iters", required_argument, NULL, 'n'},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"nics", required_argument, NULL, OPT_NICS},
+    {"channels", required_argument, NULL, OPT_CHANNELS},
+    {"link-gbps", required_argument, NULL, OPT_LINK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"corrupt-at", required_argument, NULL, OPT_CORRUPT},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 void eb_opts_usage(FILE *f, const char *bench)
 {
-	fprintf(f,
-		"usage: efabench <write|sendrecv|info> [options]\n"
-		"\n"
-		"  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1), per pair,\n"
-		"            averaged; every chunk carries immediate data the target counts;\n"
-		"            t = first post until the target acknowledges that all chunks landed\n"
-		"  sendrecv  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
-		"            t = HALF the round trip (one-way time); S bytes travel each way\n"
-		"  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
-		"\n"
-		"Ranks:\n"
-		"  --np N              fork N ranks on this host (default 2); under mpirun/srun\n"
-		"                      the launcher decides and --np is refused\n"
-		"Sizes and iterations (sizes take K, M, G suffixes, binary):\n"
-		"  -b, --minbytes S    smallest size (default 256K)\n"
-		"  -e, --maxbytes S    largest size (default 64M)\n"
-		"  -f, --stepfactor F  multiply the size by F each step (default 2; e is always run)\n"
-		"  -w, --warmup N      untimed iterations per size and pair (default 5)\n"
-		"  -n, --iters N       timed iterations per size and pair (default 20)\n"
-		"  --chunk S           bytes per operation; a buffer is cut into chunks\n"
-		"                      (default 512K on tcp/sockets, 1M on other providers)\n"
-		"  --window N          chunks in flight per channel (default 16)\n"
-		"  --check             verify every byte after every iteration, not only after\n"
-		"                      warm-up and after the timed loop\n"
-		"Fabric:\n"
-		"  --provider P        libfabric provider (shm, tcp, sockets, efa, ...); default\n"
-		"                      FI_PROVIDER, else efa if present, else shm when all ranks\n"
-		"                      share a host, else tcp\n"
-		"  --nics LIST         comma list of NIC (domain) names to use, e.g. lo or rdmap0s1\n"
-		"  --channels N        how many NICs to open (default: all found)\n"
-		"  --link-gbps G       link speed per NIC for BusBW when the provider reports none\n"
-		"  --timeout SEC       deadline of every wait (default 30); a lost rank is named\n"
-		"Output:\n"
-		"  --csv FILE          one row per benchmark x variant x size\n"
-		"  --json FILE         one record per benchmark x variant x size, every statistic\n"
-		"  -v, --verbose       launcher and setup details on stderr\n"
-		"  --corrupt-at B      testing aid: the target flips byte B of what it receives\n"
-		"\n"
-		"Metrics (Size S = bytes rank 0 sends to one peer per iteration; Count = S/4):\n"
-		"  t        mean seconds per timed iteration over all pairs, measured on rank 0\n"
-		"           after a barrier that aligns every rank\n"
-		"  Gbps     8*S/t/1e9 (bytes injected by the measuring rank per t)\n"
-		"  BusBW %%  100*Gbps/(link Gbps * channels used); '-' when the link speed is\n"
-		"           unknown (give --link-gbps)\n"
-		"  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per pair\n"
-		"  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
-		"           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
-		"Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n");
+	fprintf(
+	    f,
+	    "usage: efabench <write|sendrecv|info> [options]\n"
+	    "\n"
+	    "  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1), per pair,\n"
+	    "            averaged; every chunk carries immediate data the target counts;\n"
+	    "            t = first post until the target acknowledges that all chunks landed\n"
+	    "  sendrecv  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
+	    "            t = HALF the round trip (one-way time); S bytes travel each way\n"
+	    "  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
+	    "\n"
+	    "Ranks:\n"
+	    "  --np N              fork N ranks on this host (default 2); under mpirun/srun\n"
+	    "                      the launcher decides and --np is refused\n"
+	    "Sizes and iterations (sizes take K, M, G suffixes, binary):\n"
+	    "  -b, --minbytes S    smallest size (default 256K)\n"
+	    "  -e, --maxbytes S    largest size (default 64M)\n"
+	    "  -f, --stepfactor F  multiply the size by F each step (default 2; e is always run)\n"
+	    "  -w, --warmup N      untimed iterations per size and pair (default 5)\n"
+	    "  -n, --iters N       timed iterations per size and pair (default 20)\n"
+	    "  --chunk S           bytes per operation; a buffer is cut into chunks\n"
+	    "                      (default 512K on tcp/sockets, 1M on other providers)\n"
+	    "  --window N          chunks in flight per channel (default 16 on tcp/sockets,\n"
+	    "                      4 on other providers)\n"
+	    "  --check             verify every byte after every iteration, not only after\n"
+	    "                      warm-up and after the timed loop\n"
+	    "Fabric:\n"
+	    "  --provider P        libfabric provider (shm, tcp, sockets, efa, ...); default\n"
+	    "                      FI_PROVIDER, else efa if present, else shm when all ranks\n"
+	    "                      share a host, else tcp\n"
+	    "  --nics LIST         comma list of NIC (domain) names to use, e.g. lo or rdmap0s1\n"
+	    "  --channels N        how many NICs to open (default: all found)\n"
+	    "  --link-gbps G       link speed per NIC for BusBW when the provider reports none\n"
+	    "  --timeout SEC       deadline of every wait (default 30); a lost rank is named\n"
+	    "Output:\n"
+	    "  --csv FILE          one row per benchmark x variant x size\n"
+	    "  --json FILE         one record per benchmark x variant x size, every statistic\n"
+	    "  -v, --verbose       launcher and setup details on stderr\n"
+	    "  --corrupt-at B      testing aid: the target flips byte B of what it receives\n"
+	    "\n"
+	    "Metrics (Size S = bytes rank 0 sends to one peer per iteration; Count = S/4):\n"
+	    "  t        mean seconds per timed iteration over all pairs, measured on rank 0\n"
+	    "           after a barrier that aligns every rank\n"
+	    "  Gbps     8*S/t/1e9 (bytes injected by the measuring rank per t)\n"
+	    "  BusBW %%  100*Gbps/(link Gbps * channels used); '-' when the link speed is\n"
+	    "           unknown (give --link-gbps)\n"
+	    "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per pair\n"
+	    "  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
+	    "           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
+	    "Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n");
 	(void)bench;
 }
 
@@ -133,7 +135,6 @@ static void defaults(struct eb_opts *o)
 	o->factor = 2;
 	o->warmup = 5;
 	o->iters = 20;
-	o->window = 16;
 	o->corrupt_at = -1;
 	o->fab.timeout_s = 30.0;
 }
@@ -171,7 +172,8 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			break;
 		case 'n':
 			if (eb_count_parse(optarg, 1, &o->iters) != EB_OK)
-				return bad("bad iteration count '%s': want an integer >= 1", optarg);
+				return bad("bad iteration count '%s': want an integer >= 1",
+					   optarg);
 			break;
 		case OPT_WINDOW:
 			if (eb_count_parse(optarg, 1, &o->window) != EB_OK || o->window > 65536)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(call, rc)                                                                      \
-	eb_err("%s on %s domain %s: %s (%d)", call, c->nic.prov, c->nic.domain,             \
+#define FAIL(call, rc)                                                                             \
+	eb_err("%s on %s domain %s: %s (%d)", call, c->nic.prov, c->nic.domain,                    \
 	       fi_strerror((int)-(rc)), (int)(rc))
 
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks)

@@ -165,8 +165,8 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 
 	memset(&err, 0, sizeof(err));
 	if (fi_cq_readerr(ch->cq, &err, 0) != 1) {
-		eb_err("channel %d (%s): a CQ error was signalled but could not be read",
-		       ch->index, ch->nic.domain);
+		eb_err("channel %d (%s): a CQ error was signalled but could not be read", ch->index,
+		       ch->nic.domain);
 		return EB_EFABRIC;
 	}
 	text = fi_cq_strerror(ch->cq, err.prov_errno, err.err_data, buf, sizeof(buf));
@@ -273,9 +273,9 @@ int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, con
 	struct eb_chan *ch = &e->chan[chan];
 
 	arm(r, EB_OP_WRITE, chan, peer, len);
-	return post_result(e, r,
-			   fi_writedata(ch->ep, buf, len, desc, imm, ch->peers[peer], raddr, rkey,
-					&r->fi_ctx));
+	return post_result(
+	    e, r,
+	    fi_writedata(ch->ep, buf, len, desc, imm, ch->peers[peer], raddr, rkey, &r->fi_ctx));
 }
 
 int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
@@ -287,8 +287,8 @@ int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, cons
 	return post_result(e, r, fi_send(ch->ep, buf, len, desc, ch->peers[peer], &r->fi_ctx));
 }
 
-int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf,
-		 size_t len, void *desc)
+int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
+		 void *desc)
 {
 	struct eb_chan *ch = &e->chan[chan];
 
@@ -364,8 +364,8 @@ int eb_wait_imm(struct eb_engine *e, int peer, int chan, uint64_t count, uint64_
 	return EB_OK;
 }
 
-int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access,
-		  struct eb_mr *mrs, struct eb_rkey *rkeys)
+int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
+		  struct eb_rkey *rkeys)
 {
 	struct eb_rkey *mine = calloc((size_t)e->nchan, sizeof(*mine));
 	int c, rc = EB_ENOMEM;

@@ -22,7 +22,7 @@ struct fi_info *eb_fabric_hints(const char *prov)
 	/* Our requests start with a struct fi_context2, so both context modes are fine. */
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->mr_mode =
-		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	if (prov != NULL) {
 		h->fabric_attr->prov_name = strdup(prov);
@@ -173,7 +173,7 @@ static double sysfs_gbps(const char *ifname)
 	return (double)mbps / 1000.0;
 }
 
-static double link_gbps(const struct fi_info *i)
+double eb_fabric_link_gbps(const struct fi_info *i)
 {
 	if (i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0)
 		return (double)i->nic->link_attr->speed / 1e9;
@@ -249,7 +249,7 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 		snprintf(out[k].fabric, sizeof(out[k].fabric), "%s",
 			 i->fabric_attr->name ? i->fabric_attr->name : "");
 		snprintf(out[k].prov, sizeof(out[k].prov), "%s", i->fabric_attr->prov_name);
-		out[k].link_gbps = o->link_gbps > 0 ? o->link_gbps : link_gbps(i);
+		out[k].link_gbps = o->link_gbps > 0 ? o->link_gbps : eb_fabric_link_gbps(i);
 	}
 	if (n == 0) {
 		eb_err("provider %s has no usable NIC%s%s", prov, o->nics ? " among --nics " : "",

@@ -50,8 +50,8 @@ size_t eb_xfer_nchunks(size_t len, size_t chunk)
 	return len == 0 ? 1 : (len + chunk - 1) / chunk;
 }
 
-static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void *buf,
-		size_t len, size_t chunk, void *desc)
+static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void *buf, size_t len,
+		size_t chunk, void *desc)
 {
 	int i;
 
@@ -71,8 +71,8 @@ static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void
 		x->free_slots[i] = x->window - 1 - i;
 }
 
-void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
-		   size_t chunk, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
+void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
+		   void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
 {
 	arm(x, EB_OP_WRITE, chan, peer, buf, len, chunk, desc);
 	x->raddr = raddr;
@@ -80,8 +80,8 @@ void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_
 	x->imm = imm;
 }
 
-void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len,
-		  size_t chunk, void *desc)
+void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
+		  void *desc)
 {
 	arm(x, EB_OP_SEND, chan, peer, buf, len, chunk, desc);
 }
@@ -149,7 +149,7 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
 			eb_err("timed out after %.1f s: %ss to rank %d on channel %d have %zu of "
 			       "%zu chunks complete",
 			       e->timeout_s,
-			       xs[i]->op == EB_OP_WRITE ? "write"
+			       xs[i]->op == EB_OP_WRITE	 ? "write"
 			       : xs[i]->op == EB_OP_SEND ? "send"
 							 : "receive",
 			       xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);

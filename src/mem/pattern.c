@@ -5,7 +5,8 @@
 static inline uint64_t seed_of(const struct eb_pattern *p)
 {
 	/* The odd constant keeps (0, 0, 0) from seeding an all-zero word at offset 0. */
-	uint64_t x = ((uint64_t)p->src << 32 | p->dst) * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+	uint64_t x =
+	    ((uint64_t)p->src << 32 | p->dst) * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
 
 	return x ^ (p->epoch * 0xc2b2ae3d27d4eb4full) ^ (p->epoch >> 29);
 }

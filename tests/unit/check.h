@@ -8,16 +8,15 @@
 static int check_passed;
 static int check_failed;
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (cond) {                                                                \
-			check_passed++;                                                    \
-		} else {                                                                   \
-			check_failed++;                                                    \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
-				#cond);                                                    \
-			fflush(stderr);                                                    \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			check_passed++;                                                            \
+		} else {                                                                           \
+			check_failed++;                                                            \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+			fflush(stderr);                                                            \
+		}                                                                                  \
 	} while (0)
 
 static inline int check_done(void)

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RANK_FAIL 2
+#define RANK_FAIL   2
 #define VICTIM_EXIT 3
-#define GRACE_S 5.0
-#define BIG (1u << 20)
+#define GRACE_S	    5.0
+#define BIG	    (1u << 20)
 
 static void sleep_ms(long ms)
 {
@@ -280,8 +280,7 @@ static int rank_mismatch(struct eb_boot *b, void *arg)
 	(void)arg;
 	if (out == NULL)
 		return RANK_FAIL;
-	CHECK(eb_boot_allgather(b, in, out, b->rank == 0 ? 8 : 16, eb_deadline(20.0)) ==
-	      EB_EPEER);
+	CHECK(eb_boot_allgather(b, in, out, b->rank == 0 ? 8 : 16, eb_deadline(20.0)) == EB_EPEER);
 	CHECK(seconds_since(t0) < 5.0);
 	free(out);
 	return rank_result(f0);

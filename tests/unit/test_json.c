@@ -161,26 +161,26 @@ static int python_ok(const char *program, const char *path)
 
 /* Loads the document and checks that values survived the round trip. */
 static const char *const python_values =
-	"import json,sys\n"
-	"d = json.load(open(sys.argv[1]))\n"
-	"assert d[\"quote\"] == \"say \\\"hi\\\"\", d[\"quote\"]\n"
-	"assert d[\"backslash\"] == \"C:\\\\path\\\\\"\n"
-	"assert d[\"newline\"] == \"line1\\nline2\\r\\ttab\"\n"
-	"assert d[\"control\"] == \"a\\x01b\\x1fc\"\n"
-	"assert d[\"key \\\"with\\\" quotes\\\\\"] == \"v\"\n"
-	"assert d[\"empty_string\"] == \"\" and d[\"null_string\"] is None\n"
-	"assert d[\"llong_min\"] == -2**63 and d[\"llong_max\"] == 2**63 - 1\n"
-	"assert abs(d[\"pi\"] - 3.14159265358979) < 1e-9\n"
-	"assert d[\"huge\"] == -1e300 and d[\"tiny\"] > 0\n"
-	"assert d[\"nan\"] is None and d[\"inf\"] is None and d[\"ninf\"] is None\n"
-	"assert d[\"yes\"] is True and d[\"no\"] is False and d[\"nothing\"] is None\n"
-	"assert d[\"empty_obj\"] == {} and d[\"empty_arr\"] == []\n"
-	"r = d[\"results\"]\n"
-	"assert [x[\"bytes\"] for x in r] == [4096, 8192, 16384]\n"
-	"assert r[0][\"gbps\"] == 0 and r[1][\"gbps\"] is None and r[2][\"gbps\"] == 3\n"
-	"assert all(x[\"samples\"] == [1, None, -2, [], {}, \"\\\"\\\\\\n\"] for x in r)\n"
-	"assert d[\"deep\"] == {\"a\": [[{\"b\": [True]}]]}\n"
-	"assert len(d) == 25, len(d)\n";
+    "import json,sys\n"
+    "d = json.load(open(sys.argv[1]))\n"
+    "assert d[\"quote\"] == \"say \\\"hi\\\"\", d[\"quote\"]\n"
+    "assert d[\"backslash\"] == \"C:\\\\path\\\\\"\n"
+    "assert d[\"newline\"] == \"line1\\nline2\\r\\ttab\"\n"
+    "assert d[\"control\"] == \"a\\x01b\\x1fc\"\n"
+    "assert d[\"key \\\"with\\\" quotes\\\\\"] == \"v\"\n"
+    "assert d[\"empty_string\"] == \"\" and d[\"null_string\"] is None\n"
+    "assert d[\"llong_min\"] == -2**63 and d[\"llong_max\"] == 2**63 - 1\n"
+    "assert abs(d[\"pi\"] - 3.14159265358979) < 1e-9\n"
+    "assert d[\"huge\"] == -1e300 and d[\"tiny\"] > 0\n"
+    "assert d[\"nan\"] is None and d[\"inf\"] is None and d[\"ninf\"] is None\n"
+    "assert d[\"yes\"] is True and d[\"no\"] is False and d[\"nothing\"] is None\n"
+    "assert d[\"empty_obj\"] == {} and d[\"empty_arr\"] == []\n"
+    "r = d[\"results\"]\n"
+    "assert [x[\"bytes\"] for x in r] == [4096, 8192, 16384]\n"
+    "assert r[0][\"gbps\"] == 0 and r[1][\"gbps\"] is None and r[2][\"gbps\"] == 3\n"
+    "assert all(x[\"samples\"] == [1, None, -2, [], {}, \"\\\"\\\\\\n\"] for x in r)\n"
+    "assert d[\"deep\"] == {\"a\": [[{\"b\": [True]}]]}\n"
+    "assert len(d) == 25, len(d)\n";
 
 static void test_document(void)
 {

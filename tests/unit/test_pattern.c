@@ -12,7 +12,7 @@
 static const size_t lens[] = {0, 1, 7, 8, 9, 4095, 65537};
 static const uint64_t bases[] = {0, 8, 4096, 1ull << 40};
 
-#define NLENS (sizeof(lens) / sizeof(lens[0]))
+#define NLENS  (sizeof(lens) / sizeof(lens[0]))
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 
 static uint64_t words_of(size_t len)
@@ -195,8 +195,8 @@ static void test_shift(unsigned char *buf)
 
 static void test_poison(unsigned char *buf)
 {
-	static const uint64_t epochs[] = {0, 1, 2, 7, 1000, 1ull << 29, 1ull << 32, 1ull << 63,
-					  UINT64_MAX - 1};
+	static const uint64_t epochs[] = {
+	    0, 1, 2, 7, 1000, 1ull << 29, 1ull << 32, 1ull << 63, UINT64_MAX - 1};
 	struct eb_pattern poison = {.src = 1, .dst = 0, .epoch = EB_EPOCH_POISON};
 	size_t i;
 
@@ -216,10 +216,10 @@ static void test_poison(unsigned char *buf)
 static void test_zero_buffer(unsigned char *buf)
 {
 	static const struct eb_pattern ps[] = {
-		{.src = 0, .dst = 1, .epoch = 0},
-		{.src = 1, .dst = 0, .epoch = 0},
-		{.src = 0, .dst = 1, .epoch = 1},
-		{.src = 0, .dst = 0, .epoch = 1},
+	    {.src = 0, .dst = 1, .epoch = 0},
+	    {.src = 1, .dst = 0, .epoch = 0},
+	    {.src = 0, .dst = 1, .epoch = 1},
+	    {.src = 0, .dst = 0, .epoch = 1},
 	};
 	size_t i;
 
