@@ -146,13 +146,14 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
 		if (rc == EB_ETIMEDOUT) {
 			for (i = 0; i < n && eb_xfer_done(xs[i]); i++)
 				;
-			eb_err("timed out after %.1f s: %s rank %d on channel %d: %zu of %zu chunks "
-			       "complete",
-			       e->timeout_s,
-			       xs[i]->op == EB_OP_WRITE  ? "writes to"
-			       : xs[i]->op == EB_OP_SEND ? "sends to"
-							 : "receives from",
-			       xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);
+			eb_err(
+			    "timed out after %.1f s: %s rank %d on channel %d: %zu of %zu chunks "
+			    "complete",
+			    e->timeout_s,
+			    xs[i]->op == EB_OP_WRITE  ? "writes to"
+			    : xs[i]->op == EB_OP_SEND ? "sends to"
+						      : "receives from",
+			    xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);
 			return EB_ETIMEDOUT;
 		}
 		if (rc != EB_OK)
