@@ -13,6 +13,7 @@
 
 struct eb_chan {
 	int index;
+	int nic_index;	   /* channels outnumbering NICs share them round-robin */
 	struct eb_nic nic; /* borrowed from the engine's NIC list */
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;

@@ -48,7 +48,8 @@ struct eb_engine {
 	uint64_t *imm;	    /* [size][nchan] arrivals of remote CQ data */
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
-	int failed; /* a CQ error or lost peer was reported: later calls fail fast */
+	unsigned idle_polls; /* empty polls in a row, to stop hogging an oversubscribed CPU */
+	int failed;	     /* a CQ error or lost peer was reported: later calls fail fast */
 };
 
 /* Choose the provider, open one channel per NIC (up to opts->channels), exchange addresses

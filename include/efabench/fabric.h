@@ -16,7 +16,7 @@
 struct eb_fabric_opts {
 	const char *provider; /* NULL: FI_PROVIDER, else automatic */
 	const char *nics;     /* comma list of domain/interface names; NULL: automatic */
-	int channels;	      /* 0: one per NIC found */
+	int channels;	      /* 0: one per NIC found; beyond the NICs found they share */
 	double link_gbps;     /* > 0 overrides the link speed the provider reports */
 	double timeout_s;     /* deadline of every wait */
 };

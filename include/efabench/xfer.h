@@ -45,4 +45,14 @@ int eb_xfer_done(const struct eb_xfer *x);
 /* Drive n transfers to completion together. */
 int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline);
 
+/* Immediate data a waiter expects: arrivals from peer on chan reaching count. */
+struct eb_imm_wait {
+	int peer, chan;
+	uint64_t count;
+};
+
+/* Drive n transfers to completion and wait for nw immediate-data counts, all together. */
+int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
+		     int nw, uint64_t deadline);
+
 #endif

@@ -34,7 +34,7 @@ static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
 {
 	unsigned char *p = b->landing(c);
 
-	if (c->role == EB_ROLE_TARGET && p != NULL && c->bytes > 0)
+	if ((c->role == EB_ROLE_TARGET || c->role == EB_ROLE_ALL) && p != NULL && c->bytes > 0)
 		p[(uint64_t)c->o->corrupt_at % c->bytes] ^= 0x5a;
 }
 
@@ -73,47 +73,102 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	if (c->role != EB_ROLE_IDLE && iters > 0)
 		mine += b->verify(c);
 	if (mine > 0)
-		eb_err("%llu wrong words received from rank %d (%s, %zu bytes)",
-		       (unsigned long long)mine, c->peer, b->variants[c->variant], c->bytes);
+		eb_err("%llu wrong words received (%s %s, %zu bytes)", (unsigned long long)mine,
+		       b->name, c->var->name, c->bytes);
 	return sum_wrong(c, mine, phase_deadline(c, iters), wrong);
+}
+
+static int group_count(enum eb_flow p, int nranks)
+{
+	return p == EB_FLOW_PAIRS ? nranks - 1 : p == EB_FLOW_ALL ? nranks : 1;
+}
+
+static void set_roles(struct eb_ctx *c, int group)
+{
+	switch (c->var->flow) {
+	case EB_FLOW_PAIRS:
+		c->role = c->rank == 0		 ? EB_ROLE_INIT
+			  : c->rank == group + 1 ? EB_ROLE_TARGET
+						 : EB_ROLE_IDLE;
+		c->peer = c->rank == 0 ? group + 1 : c->rank == group + 1 ? 0 : -1;
+		break;
+	case EB_FLOW_FANOUT:
+		c->role = c->rank == 0 ? EB_ROLE_INIT : EB_ROLE_TARGET;
+		c->peer = c->rank == 0 ? -1 : 0;
+		break;
+	case EB_FLOW_ALL:
+		c->role = EB_ROLE_ALL;
+		c->peer = -1;
+		break;
+	}
+}
+
+double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks)
+{
+	return (double)size * (v->flow == EB_FLOW_PAIRS ? 1.0 : (double)(nranks - 1));
+}
+
+/* Distinct NICs rank 0 drives in the variant: what BusBW is measured against. */
+int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks)
+{
+	int used[64] = {0}, peer, ch, n = 0;
+	int last = v->flow == EB_FLOW_PAIRS ? 1 : nranks - 1; /* one pair is typical */
+	size_t off, len;
+
+	for (peer = 1; peer <= last; peer++)
+		for (ch = 0; ch < e->nchan; ch++)
+			if (eb_layout_slice(v->layout, e->nchan, 0, peer, 1u << 20, ch, &off, &len))
+				used[e->chan[ch].nic_index % 64] = 1;
+	for (ch = 0; ch < 64; ch++)
+		n += used[ch];
+	return n;
+}
+
+static void scale(struct eb_stats *s, double f)
+{
+	s->mean *= f;
+	s->min *= f;
+	s->p50 *= f;
+	s->p99 *= f;
+	s->max *= f;
+	s->stddev *= f;
 }
 
 static void summarise(const struct eb_bench *b, const struct eb_report *rep, struct eb_result *res,
 		      double *pooled, long iters)
 {
 	double half = b->one_way ? 0.5 : 1.0, cap;
-	size_t n = (size_t)iters * (size_t)(rep->nranks - 1), i;
+	int g;
 
-	for (i = 0; i < n; i++)
-		pooled[i] *= half;
-	eb_stats_compute(pooled, n, &res->all);
-	res->t_s = res->all.mean;
-	res->gbps = res->t_s > 0 ? 8.0 * (double)res->size / res->t_s / 1e9 : 0.0;
-	cap = rep->link_gbps * rep->channels;
-	res->busbw = cap > 0 ? 100.0 * res->gbps / cap : -1.0;
-	for (i = 0; i < (size_t)rep->nranks - 1; i++) {
-		res->pairs[i].mean *= half;
-		res->pairs[i].min *= half;
-		res->pairs[i].p50 *= half;
-		res->pairs[i].p99 *= half;
-		res->pairs[i].max *= half;
-		res->pairs[i].stddev *= half;
+	for (g = 0; g < res->ngroups; g++) {
+		eb_stats_compute(pooled + (size_t)g * (size_t)iters, (size_t)iters,
+				 &res->groups[g]);
+		scale(&res->groups[g], half);
 	}
+	eb_stats_compute(pooled, (size_t)iters * (size_t)res->ngroups, &res->all);
+	scale(&res->all, half);
+	res->t_s = res->all.mean;
+	res->gbps = res->t_s > 0
+			? 8.0 * eb_variant_bytes(res->var, res->size, rep->nranks) / res->t_s / 1e9
+			: 0.0;
+	res->nics = eb_variant_nics(rep->e, res->var, rep->nranks);
+	cap = rep->link_gbps * res->nics;
+	res->busbw = cap > 0 ? 100.0 * res->gbps / cap : -1.0;
 }
 
-/* Every pair rank 0 -> k for one (size, variant). */
+/* Every group of one (size, variant): warm-up, then the timed phase. */
 static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb_report *rep,
 		     struct eb_result *res, double *samples, double *pooled)
 {
 	const struct eb_opts *o = c->o;
+	size_t bytes = sizeof(*samples) * (size_t)o->iters;
 	uint64_t wrong;
-	int k, rc;
+	int g, rc;
 
-	for (k = 1; k < c->nranks; k++) {
-		c->role = c->rank == 0	 ? EB_ROLE_INIT
-			  : c->rank == k ? EB_ROLE_TARGET
-					 : EB_ROLE_IDLE;
-		c->peer = c->rank == 0 ? k : c->rank == k ? 0 : -1;
+	res->ngroups = group_count(c->var->flow, c->nranks);
+	/* In ALL every rank measures: one pass over the group gathers everyone's samples. */
+	for (g = 0; g < (c->var->flow == EB_FLOW_ALL ? 1 : res->ngroups); g++) {
+		set_roles(c, g);
 		rc = phase(b, c, o->warmup, NULL, &wrong);
 		if (rc != EB_OK)
 			return rc;
@@ -122,11 +177,13 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 		if (rc != EB_OK)
 			return rc;
 		res->wrong += wrong;
-		if (c->rank == 0) {
-			memcpy(pooled + (size_t)(k - 1) * (size_t)o->iters, samples,
-			       sizeof(*samples) * (size_t)o->iters);
-			eb_stats_compute(samples, (size_t)o->iters, &res->pairs[k - 1]);
-		}
+		if (c->var->flow == EB_FLOW_ALL)
+			rc = eb_boot_allgather(c->e->boot, samples, pooled, bytes,
+					       eb_engine_deadline(c->e));
+		else if (c->rank == 0)
+			memcpy(pooled + (size_t)g * (size_t)o->iters, samples, bytes);
+		if (rc != EB_OK)
+			return rc;
 	}
 	if (c->rank == 0)
 		summarise(b, rep, res, pooled, o->iters);
@@ -141,8 +198,8 @@ static int alloc_results(struct eb_report *rep, int nres)
 	if (rep->res == NULL)
 		return EB_ENOMEM;
 	for (i = 0; i < nres; i++) {
-		rep->res[i].pairs = calloc((size_t)rep->nranks, sizeof(struct eb_stats));
-		if (rep->res[i].pairs == NULL)
+		rep->res[i].groups = calloc((size_t)rep->nranks, sizeof(struct eb_stats));
+		if (rep->res[i].groups == NULL)
 			return EB_ENOMEM;
 	}
 	return EB_OK;
@@ -153,7 +210,7 @@ static void free_results(struct eb_report *rep, int nres)
 	int i;
 
 	for (i = 0; rep->res != NULL && i < nres; i++)
-		free(rep->res[i].pairs);
+		free(rep->res[i].groups);
 	free(rep->res);
 }
 
@@ -165,20 +222,30 @@ void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, i
 	*window = o->window != 0 ? (int)o->window : sock ? 16 : 4;
 }
 
+int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct eb_variant **vars)
+{
+	int v, n = 0;
+
+	for (v = 0; v < b->nvariants; v++)
+		if (layouts == 0 || (layouts & (1u << b->variants[v].layout)))
+			vars[n++] = &b->variants[v];
+	return n;
+}
+
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
 	struct eb_engine e;
 	struct eb_ctx c = {.o = o, .rank = boot->rank, .nranks = boot->size, .peer = -1};
 	struct eb_report rep = {.b = b, .o = o, .e = &e, .nranks = boot->size};
-	int nres = o->nsizes * b->nvariants, s, v, rc;
 	double *samples = NULL, *pooled = NULL;
 	uint64_t wrong_total = 0;
-	int file_rc = EB_OK;
+	int file_rc = EB_OK, nres, s, v, rc;
 
+	rep.nvars = eb_harness_select(b, o->layouts, rep.vars);
+	nres = o->nsizes * rep.nvars;
 	if (boot->size < 2) {
 		if (boot->rank == 0)
-			eb_err("%s needs at least 2 ranks (rank 0 and a peer); got %d", b->name,
-			       boot->size);
+			eb_err("%s needs at least 2 ranks; got %d", b->name, boot->size);
 		return EB_EINVAL;
 	}
 	rc = eb_engine_open(&e, boot, &o->fab);
@@ -189,7 +256,6 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	rep.chunk = c.chunk;
 	rep.window = c.window;
 	rep.launcher = boot->ops->name;
-	rep.channels = 1; /* single-channel variants only, for now */
 	rep.link_gbps = e.chan[0].nic.link_gbps;
 	rc = alloc_results(&rep, nres);
 	samples = calloc((size_t)o->iters, sizeof(*samples));
@@ -201,17 +267,17 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	}
 	rc = b->setup(&c);
 	if (rc != EB_OK)
-		goto free_results;
+		goto teardown;
 	if (c.rank == 0)
 		eb_report_header(&rep);
 	for (s = 0; s < o->nsizes; s++) {
 		c.bytes = (size_t)o->sizes[s];
-		for (v = 0; v < b->nvariants; v++) {
-			struct eb_result *res = &rep.res[s * b->nvariants + v];
+		for (v = 0; v < rep.nvars; v++) {
+			struct eb_result *res = &rep.res[s * rep.nvars + v];
 
-			c.variant = v;
+			c.var = rep.vars[v];
 			res->size = o->sizes[s];
-			res->variant = v;
+			res->var = c.var;
 			rc = run_point(b, &c, &rep, res, samples, pooled);
 			if (rc != EB_OK)
 				goto teardown;

@@ -4,6 +4,7 @@
 #define EB_BENCH_HARNESS_H
 
 #include "efabench/engine.h"
+#include "efabench/layout.h"
 #include "efabench/stats.h"
 
 #include <stddef.h>
@@ -23,20 +24,34 @@ struct eb_opts {
 	int verbose;
 	const char *csv, *json;
 	long long corrupt_at; /* < 0: off; else the target flips this byte after each arrival */
+	unsigned layouts;     /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };
 
-enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET };
+/* Who talks to whom in one timed phase. */
+enum eb_flow {
+	EB_FLOW_PAIRS,	/* rank 0 -> rank k, one k at a time, k = 1..N-1 */
+	EB_FLOW_FANOUT, /* rank 0 -> every rank k at once */
+	EB_FLOW_ALL,	/* every rank -> every other rank at once */
+};
+
+enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
+
+struct eb_variant {
+	const char *name; /* column name in the table */
+	enum eb_layout layout;
+	enum eb_flow flow;
+};
 
 struct eb_ctx {
 	struct eb_engine *e;
 	const struct eb_opts *o;
 	int rank, nranks;
 	enum eb_role role;
-	int peer;     /* the other rank of the current pair, -1 when idle */
-	int variant;  /* index into the benchmark's variants */
+	int peer; /* the other rank of the current pair; -1 when idle or talking to all */
+	const struct eb_variant *var;
 	size_t bytes; /* S of the current size */
 	size_t chunk; /* bytes per operation, resolved from opts and the provider */
 	int window;   /* chunks in flight per channel, likewise */
@@ -50,7 +65,7 @@ struct eb_bench {
 	const char *summary; /* one line for the table header */
 	const char *metric;  /* how t, Gbps and Lat are defined for it */
 	int nvariants;
-	const char *variants[EB_MAX_VARIANTS];
+	struct eb_variant variants[EB_MAX_VARIANTS];
 	int one_way; /* t is half of each timed iteration (ping-pong) */
 	/* Allocate and register for the largest size; collective. */
 	int (*setup)(struct eb_ctx *c);
@@ -67,11 +82,15 @@ struct eb_bench {
 
 extern const struct eb_bench eb_bench_write;
 extern const struct eb_bench eb_bench_sendrecv;
+extern const struct eb_bench eb_bench_alltoall;
 
 /* Chunk and window: --chunk/--window when given, else what measured best for the provider:
  * 512K x 16 on the socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on
  * loopback), 1M x 4 on the others. */
 void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
+
+/* The benchmark's variants whose layout is in the layouts mask (0: all); returns how many. */
+int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct eb_variant **vars);
 
 /* Run the benchmark on this rank; rank 0 prints and writes files. Returns a status. */
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot);
@@ -79,12 +98,15 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 /* Results rank 0 keeps for one (variant, size). */
 struct eb_result {
 	uint64_t size;
-	int variant;
-	double t_s;	     /* mean seconds per iteration (one-way when one_way), over all pairs */
-	double gbps;	     /* 8 * size / t_s / 1e9 */
-	double busbw;	     /* percent of link * channels, < 0 when the link speed is unknown */
-	struct eb_stats all; /* over every timed iteration of every pair, in seconds */
-	struct eb_stats *pairs; /* [nranks - 1], pair k at index k - 1 */
+	const struct eb_variant *var;
+	double t_s;	     /* mean seconds per iteration (one-way for ping-pongs) */
+	double gbps;	     /* 8 * bytes a measuring rank injects per iteration / t_s / 1e9 */
+	double busbw;	     /* percent of link * NICs used; < 0 when the link speed is unknown */
+	int nics;	     /* distinct NICs a measuring rank drives in this variant */
+	struct eb_stats all; /* every timed iteration of every group, seconds */
+	/* PAIRS: pair 0 -> k at k - 1; FANOUT: the one group; ALL: rank r at r */
+	struct eb_stats *groups;
+	int ngroups;
 	uint64_t wrong;
 };
 
@@ -94,12 +116,19 @@ struct eb_report {
 	const struct eb_engine *e;
 	const char *launcher;
 	int nranks;
-	double link_gbps; /* per channel, 0 when unknown */
+	double link_gbps; /* per NIC, 0 when unknown */
 	size_t chunk;
 	int window;
-	int channels;
-	struct eb_result *res; /* [nsizes][nvariants] */
+	int nvars; /* the variants selected to run */
+	const struct eb_variant *vars[EB_MAX_VARIANTS];
+	struct eb_result *res; /* [nsizes][nvars] */
 };
+
+/* Distinct NICs rank 0 drives in the variant (BusBW's denominator counts these). */
+int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks);
+
+/* Bytes a measuring rank injects per iteration of the variant. */
+double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks);
 
 void eb_report_header(const struct eb_report *r);
 void eb_report_row(const struct eb_report *r, int size_index);

@@ -144,7 +144,7 @@ const struct eb_bench eb_bench_sendrecv = {
 	       "averaged over pairs",
     .metric = "t = half the round trip (one-way); S bytes go each way",
     .nvariants = 1,
-    .variants = {"Host"},
+    .variants = {{"Host", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS}},
     .one_way = 1,
     .setup = sendrecv_setup,
     .teardown = sendrecv_teardown,

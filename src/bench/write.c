@@ -1,7 +1,8 @@
 /* efabench write: rank 0 writes S bytes into rank k's registered buffer with fi_writedata, cut
- * into chunks with a window in flight; every chunk carries immediate data that the target
- * counts (EFA does not order writes), and the target acknowledges the iteration once every
- * chunk has landed. t runs from the first post to that acknowledgement. */
+ * into chunks with a window in flight per channel; every chunk carries immediate data that the
+ * target counts per channel (EFA does not order writes), and the target acknowledges the
+ * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
+ * Single and split go to one k at a time; round-robin goes to every k at once. */
 #include "harness.h"
 #include "efabench/buf.h"
 #include "efabench/pattern.h"
@@ -11,125 +12,196 @@
 #include <stdlib.h>
 
 struct write_state {
-	char *src, *dst;
-	struct eb_mr src_mr, *dst_mr; /* dst registered on every channel */
-	struct eb_rkey *rkeys;	      /* [rank][chan] of every dst */
-	uint64_t ack_out, ack_in;
-	struct eb_mr ack_out_mr, ack_in_mr;
-	struct eb_xfer x, ack; /* the data, and the target's acknowledgement */
-	uint64_t expect;       /* chunks rank 0 has written to us so far */
+	char *src; /* rank 0: one slot of the largest size per target */
+	char *dst; /* targets: where rank 0 writes */
+	size_t slot;
+	struct eb_mr *src_mr, *dst_mr; /* one per channel */
+	struct eb_rkey *rkeys;	       /* [rank][chan] of every dst */
+	uint64_t *ack_in, ack_out;     /* rank 0: one acknowledgement per target */
+	struct eb_mr ack_in_mr, ack_out_mr;
+	struct eb_xfer *x;    /* [nranks][nchan] data transfers */
+	struct eb_xfer *ack;  /* [nranks] acknowledgements */
+	struct eb_xfer **all; /* what one iteration waits for */
+	uint64_t *expect;     /* target: chunks rank 0 has written per channel so far */
+	struct eb_imm_wait *waits;
 };
+
+static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
+{
+	int n = c->nranks * c->e->nchan, i, rc = EB_OK;
+
+	st->x = calloc((size_t)n, sizeof(*st->x));
+	st->ack = calloc((size_t)c->nranks, sizeof(*st->ack));
+	st->all = calloc((size_t)(n + c->nranks), sizeof(*st->all));
+	st->expect = calloc((size_t)c->e->nchan, sizeof(*st->expect));
+	st->waits = calloc((size_t)c->e->nchan, sizeof(*st->waits));
+	if (st->x == NULL || st->ack == NULL || st->all == NULL || st->expect == NULL ||
+	    st->waits == NULL)
+		return EB_ENOMEM;
+	for (i = 0; i < n && rc == EB_OK; i++)
+		rc = eb_xfer_init(&st->x[i], c->e, c->window);
+	for (i = 0; i < c->nranks && rc == EB_OK; i++)
+		rc = eb_xfer_init(&st->ack[i], c->e, 1);
+	return rc;
+}
 
 static int write_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
-	size_t max = (size_t)c->o->sizes[c->o->nsizes - 1];
 	struct write_state *st = calloc(1, sizeof(*st));
-	int rc = EB_ENOMEM;
+	int rc;
 
 	if (st == NULL)
-		return rc;
+		return EB_ENOMEM;
 	c->priv = st;
+	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
+	st->src_mr = calloc((size_t)e->nchan, sizeof(*st->src_mr));
 	st->dst_mr = calloc((size_t)e->nchan, sizeof(*st->dst_mr));
 	st->rkeys = calloc((size_t)e->nchan * (size_t)c->nranks, sizeof(*st->rkeys));
-	if (st->dst_mr == NULL || st->rkeys == NULL)
-		return rc;
-	rc = eb_xfer_init(&st->x, e, c->window);
-	if (rc == EB_OK)
-		rc = eb_xfer_init(&st->ack, e, 1);
+	st->ack_in = calloc((size_t)c->nranks, sizeof(*st->ack_in));
+	if (st->src_mr == NULL || st->dst_mr == NULL || st->rkeys == NULL || st->ack_in == NULL)
+		return EB_ENOMEM;
+	rc = alloc_xfers(c, st);
 	if (rc != EB_OK)
 		return rc;
-	rc = EB_ENOMEM;
-	/* Rank 0 only sends, the others only receive: each gets the one buffer it needs. */
+	/* Rank 0 only sends, the others only receive: each gets the buffers it needs. */
 	if (c->rank == 0) {
-		st->src = eb_buf_alloc_host(max, "the write source");
+		st->src = eb_buf_alloc_host(st->slot * (size_t)c->nranks, "the write source");
 		if (st->src == NULL)
-			return rc;
-		rc = eb_mr_reg(&e->chan[0], st->src, max, FI_WRITE, &st->src_mr);
+			return EB_ENOMEM;
+		rc = eb_engine_reg(e, st->src, st->slot * (size_t)c->nranks, FI_WRITE, st->src_mr,
+				   NULL);
 		if (rc == EB_OK)
-			rc = eb_mr_reg(&e->chan[0], &st->ack_in, sizeof(st->ack_in), FI_RECV,
-				       &st->ack_in_mr);
-		if (rc != EB_OK)
-			return rc;
-		/* Rank 0 is never a target, but key exchange is collective. */
-		return eb_engine_reg(e, NULL, 0, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+			rc = eb_mr_reg(&e->chan[0], st->ack_in, sizeof(*st->ack_in) * c->nranks,
+				       FI_RECV, &st->ack_in_mr);
+		/* Rank 0 is never a target, but the key exchange is collective. */
+		return rc != EB_OK ? rc : eb_engine_reg(e, NULL, 0, 0, st->dst_mr, st->rkeys);
 	}
-	st->dst = eb_buf_alloc_host(max, "the write target");
+	st->dst = eb_buf_alloc_host(st->slot, "the write target");
 	if (st->dst == NULL)
-		return rc;
+		return EB_ENOMEM;
 	rc = eb_mr_reg(&e->chan[0], &st->ack_out, sizeof(st->ack_out), FI_SEND, &st->ack_out_mr);
 	if (rc != EB_OK)
 		return rc;
-	return eb_engine_reg(e, st->dst, max, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+	return eb_engine_reg(e, st->dst, st->slot, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
 }
 
 static void write_teardown(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
+	int i;
 
 	if (st == NULL)
 		return;
-	eb_xfer_fini(&st->x);
-	eb_xfer_fini(&st->ack);
+	for (i = 0; st->x != NULL && i < c->nranks * c->e->nchan; i++)
+		eb_xfer_fini(&st->x[i]);
+	for (i = 0; st->ack != NULL && i < c->nranks; i++)
+		eb_xfer_fini(&st->ack[i]);
 	if (st->dst_mr != NULL)
 		eb_engine_dereg(c->e, st->dst_mr);
-	eb_mr_dereg(&st->src_mr);
+	if (st->src_mr != NULL)
+		eb_engine_dereg(c->e, st->src_mr);
 	eb_mr_dereg(&st->ack_in_mr);
 	eb_mr_dereg(&st->ack_out_mr);
 	eb_buf_free_host(st->src);
 	eb_buf_free_host(st->dst);
+	free(st->src_mr);
 	free(st->dst_mr);
 	free(st->rkeys);
+	free(st->ack_in);
+	free(st->x);
+	free(st->ack);
+	free(st->all);
+	free(st->expect);
+	free(st->waits);
 	free(st);
 	c->priv = NULL;
+}
+
+/* Targets of this phase as seen from rank 0: one, or every rank at once. */
+static int first_target(const struct eb_ctx *c)
+{
+	return c->peer >= 0 ? c->peer : 1;
+}
+
+static int last_target(const struct eb_ctx *c)
+{
+	return c->peer >= 0 ? c->peer : c->nranks - 1;
 }
 
 static int write_prepare(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
-	struct eb_pattern p = {.src = 0,
-			       .dst = (uint32_t)(c->role == EB_ROLE_INIT ? c->peer : c->rank),
-			       .epoch = c->epoch};
+	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = EB_EPOCH_POISON};
+	int k;
 
 	if (c->role == EB_ROLE_INIT) {
-		eb_pattern_fill(&p, st->src, c->bytes, 0);
+		for (k = first_target(c); k <= last_target(c); k++) {
+			p.dst = (uint32_t)k;
+			p.epoch = c->epoch;
+			eb_pattern_fill(&p, st->src + (size_t)k * st->slot, c->bytes, 0);
+		}
 	} else if (c->role == EB_ROLE_TARGET) {
-		p.epoch = EB_EPOCH_POISON;
 		eb_pattern_fill(&p, st->dst, c->bytes, 0);
 	}
 	return EB_OK;
 }
 
+static int init_iter(struct eb_ctx *c, struct write_state *st)
+{
+	struct eb_engine *e = c->e;
+	int k, n = 0, nx = e->nchan;
+
+	for (k = first_target(c); k <= last_target(c); k++) {
+		struct eb_xfer *xs = &st->x[(size_t)k * (size_t)nx];
+		int i, armed;
+
+		eb_xfer_recv(&st->ack[k], 0, k, &st->ack_in[k], sizeof(*st->ack_in),
+			     sizeof(*st->ack_in), st->ack_in_mr.desc);
+		/* The acknowledgement's receive goes first, so it is posted before any write. */
+		st->all[n++] = &st->ack[k];
+		armed =
+		    eb_layout_write(c->var->layout, xs, nx, 0, k, st->src + (size_t)k * st->slot,
+				    c->bytes, c->chunk, st->src_mr,
+				    &st->rkeys[(size_t)k * (size_t)nx], 0, EB_IMM(0, c->epoch));
+		for (i = 0; i < armed; i++)
+			st->all[n++] = &xs[i];
+	}
+	return eb_xfer_wait(st->all, n, eb_engine_deadline(e));
+}
+
+static int target_iter(struct eb_ctx *c, struct write_state *st)
+{
+	struct eb_engine *e = c->e;
+	int ch, n = 0, rc;
+
+	for (ch = 0; ch < e->nchan; ch++) {
+		uint64_t k =
+		    eb_layout_chunks(c->var->layout, e->nchan, 0, c->rank, c->bytes, c->chunk, ch);
+
+		if (k == 0)
+			continue;
+		st->expect[ch] += k;
+		st->waits[n++] =
+		    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
+	}
+	rc = eb_xfer_wait_imm(e, NULL, 0, st->waits, n, eb_engine_deadline(e));
+	if (rc != EB_OK)
+		return rc;
+	st->ack_out = st->expect[0];
+	eb_xfer_send(&st->ack[0], 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
+		     st->ack_out_mr.desc);
+	st->all[0] = &st->ack[0];
+	return eb_xfer_wait(st->all, 1, eb_engine_deadline(e));
+}
+
 static int write_iter(struct eb_ctx *c, long i)
 {
-	struct write_state *st = c->priv;
-	struct eb_engine *e = c->e;
-	uint64_t deadline = eb_engine_deadline(e);
-	size_t chunk = c->chunk;
-	struct eb_xfer *xs[2] = {&st->ack, &st->x};
-	int rc;
-
 	(void)i;
-	if (c->role == EB_ROLE_INIT) {
-		const struct eb_rkey *rk = &st->rkeys[(size_t)c->peer * (size_t)e->nchan];
-
-		eb_xfer_recv(&st->ack, 0, c->peer, &st->ack_in, sizeof(st->ack_in),
-			     sizeof(st->ack_in), st->ack_in_mr.desc);
-		eb_xfer_write(&st->x, 0, c->peer, st->src, c->bytes, chunk, st->src_mr.desc,
-			      rk->addr, rk->key, EB_IMM(c->rank, c->epoch));
-		/* The acknowledgement's receive goes first, so it is posted before any write. */
-		return eb_xfer_wait(xs, 2, deadline);
-	}
-	if (c->role == EB_ROLE_TARGET) {
-		st->expect += eb_xfer_nchunks(c->bytes, chunk);
-		rc = eb_wait_imm(e, 0, 0, st->expect, deadline);
-		if (rc != EB_OK)
-			return rc;
-		st->ack_out = st->expect;
-		eb_xfer_send(&st->ack, 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
-			     st->ack_out_mr.desc);
-		return eb_xfer_wait(xs, 1, deadline);
-	}
+	if (c->role == EB_ROLE_INIT)
+		return init_iter(c, c->priv);
+	if (c->role == EB_ROLE_TARGET)
+		return target_iter(c, c->priv);
 	return EB_OK;
 }
 
@@ -150,11 +222,14 @@ static void *write_landing(struct eb_ctx *c)
 
 const struct eb_bench eb_bench_write = {
     .name = "write",
-    .summary = "one-sided fi_writedata from host memory, rank 0 -> rank k (k = 1..N-1), "
-	       "averaged over pairs",
-    .metric = "t = first post to the target's acknowledgement that every chunk landed",
-    .nvariants = 1,
-    .variants = {"SingleHost"},
+    .summary = "one-sided fi_writedata from host memory, rank 0 -> rank k (k = 1..N-1); "
+	       "Single and Split one k at a time (averaged over pairs), RoundRobin every k at once",
+    .metric = "t = first post to the acknowledgement that every chunk landed; Gbps counts S "
+	      "(Single, Split) or S*(N-1) (RoundRobin) bytes per t",
+    .nvariants = 3,
+    .variants = {{"Single", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS},
+		 {"Split", EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
+		 {"RoundRobin", EB_LAYOUT_RR, EB_FLOW_FANOUT}},
     .setup = write_setup,
     .teardown = write_teardown,
     .prepare = write_prepare,

@@ -14,7 +14,8 @@
 
 int eb_info_main(void);
 
-static const struct eb_bench *const benches[] = {&eb_bench_write, &eb_bench_sendrecv};
+static const struct eb_bench *const benches[] = {&eb_bench_write, &eb_bench_sendrecv,
+						 &eb_bench_alltoall};
 
 struct rank_args {
 	const struct eb_bench *b;
@@ -85,6 +86,7 @@ static int run_mpi(const struct eb_opts *o, struct rank_args *a)
 
 int main(int argc, char **argv)
 {
+	const struct eb_variant *a_vars[EB_MAX_VARIANTS];
 	const struct eb_bench *b = NULL;
 	struct rank_args a;
 	struct eb_opts o;
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], benches[i]->name) == 0)
 			b = benches[i];
 	if (b == NULL && strcmp(argv[1], "info") != 0) {
-		eb_err("unknown subcommand '%s' (want write, sendrecv or info)", argv[1]);
+		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall or info)", argv[1]);
 		return 2;
 	}
 	if (eb_opts_parse(argc, argv, &o, &help) != EB_OK)
@@ -111,6 +113,10 @@ int main(int argc, char **argv)
 	eb_log_set_verbose(o.verbose);
 	if (b == NULL)
 		return eb_info_main();
+	if (eb_harness_select(b, o.layouts, a_vars) == 0) {
+		eb_err("%s has no variant with the layouts asked for (--layout)", b->name);
+		return 2;
+	}
 	if (check_writable(o.csv) != EB_OK || check_writable(o.json) != EB_OK)
 		return 2;
 	a.b = b;

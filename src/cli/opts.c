@@ -1,4 +1,5 @@
 #include "opts.h"
+#include "efabench/layout.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "../core/log.h"
@@ -22,6 +23,7 @@ enum {
 	OPT_CSV,
 	OPT_JSON,
 	OPT_CORRUPT,
+	OPT_LAYOUT,
 };
 
 static const struct option longopts[] = {
@@ -42,6 +44,7 @@ static const struct option longopts[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"json", required_argument, NULL, OPT_JSON},
     {"corrupt-at", required_argument, NULL, OPT_CORRUPT},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -49,15 +52,19 @@ static const struct option longopts[] = {
 
 void eb_opts_usage(FILE *f, const char *bench)
 {
-	fprintf(
-	    f,
-	    "usage: efabench <write|sendrecv|info> [options]\n"
+	(void)bench;
+	fputs(
+	    "usage: efabench <write|sendrecv|alltoall|info> [options]\n"
 	    "\n"
-	    "  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1), per pair,\n"
-	    "            averaged; every chunk carries immediate data the target counts;\n"
-	    "            t = first post until the target acknowledges that all chunks landed\n"
+	    "  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1); every chunk\n"
+	    "            carries immediate data the target counts; t = first post until the\n"
+	    "            target acknowledges that all chunks landed. Single and Split: one k at\n"
+	    "            a time, averaged over pairs; RoundRobin: every k at once\n"
 	    "  sendrecv  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
 	    "            t = HALF the round trip (one-way time); S bytes travel each way\n"
+	    "  alltoall  every rank writes S bytes to every other rank at once, each target\n"
+	    "            counting immediate data per source; t = mean over ranks of each rank's\n"
+	    "            time per iteration; JSON adds nccl-tests' algbw and busbw\n"
 	    "  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
 	    "\n"
 	    "Ranks:\n"
@@ -73,33 +80,43 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "                      (default 512K on tcp/sockets, 1M on other providers)\n"
 	    "  --window N          chunks in flight per channel (default 16 on tcp/sockets,\n"
 	    "                      4 on other providers)\n"
+	    "  --layout LIST       channel layouts to run (default: all the benchmark has):\n"
+	    "                      single = channel 0; split = the buffer cut across all\n"
+	    "                      channels, remainder on the last; round-robin = the whole\n"
+	    "                      buffer for peer p on channel (p + rank) % channels\n"
 	    "  --check             verify every byte after every iteration, not only after\n"
 	    "                      warm-up and after the timed loop\n"
 	    "Fabric:\n"
 	    "  --provider P        libfabric provider (shm, tcp, sockets, efa, ...); default\n"
 	    "                      FI_PROVIDER, else efa if present, else shm when all ranks\n"
 	    "                      share a host, else tcp\n"
-	    "  --nics LIST         comma list of NIC (domain) names to use, e.g. lo or rdmap0s1\n"
-	    "  --channels N        how many NICs to open (default: all found)\n"
+	    "  --nics LIST         comma list of NIC (domain) names to use, e.g. rail0,rail1\n"
+	    "                      or rdmap0s1; socket providers name interfaces\n"
+	    "  --channels N        channels to open, one per NIC (default: all NICs found);\n"
+	    "                      more than the NICs found share them round-robin\n"
 	    "  --link-gbps G       link speed per NIC for BusBW when the provider reports none\n"
 	    "  --timeout SEC       deadline of every wait (default 30); a lost rank is named\n"
 	    "Output:\n"
 	    "  --csv FILE          one row per benchmark x variant x size\n"
 	    "  --json FILE         one record per benchmark x variant x size, every statistic\n"
 	    "  -v, --verbose       launcher and setup details on stderr\n"
-	    "  --corrupt-at B      testing aid: the target flips byte B of what it receives\n"
+	    "  --corrupt-at B      testing aid: every target flips byte B of what it receives\n"
 	    "\n"
-	    "Metrics (Size S = bytes rank 0 sends to one peer per iteration; Count = S/4):\n"
-	    "  t        mean seconds per timed iteration over all pairs, measured on rank 0\n"
-	    "           after a barrier that aligns every rank\n"
-	    "  Gbps     8*S/t/1e9 (bytes injected by the measuring rank per t)\n"
-	    "  BusBW %%  100*Gbps/(link Gbps * channels used); '-' when the link speed is\n"
-	    "           unknown (give --link-gbps)\n"
-	    "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per pair\n"
+	    "Metrics (Size S = bytes a rank sends to one peer per iteration; Count = S/4):\n"
+	    "  t        mean seconds per timed iteration, after a barrier that aligns every\n"
+	    "           rank; measured on rank 0 (write, sendrecv) or on every rank (alltoall)\n"
+	    "  Gbps     8*B/t/1e9 with B the bytes the measuring rank injects per iteration:\n"
+	    "           S for write Single/Split and sendrecv, S*(N-1) for write RoundRobin\n"
+	    "           and alltoall\n"
+	    "  BusBW %  100*Gbps/(link Gbps * NICs the variant drives); '-' when the link\n"
+	    "           speed is unknown (give --link-gbps)\n"
+	    "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per group\n"
 	    "  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
 	    "           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
-	    "Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n");
-	(void)bench;
+	    "Launch without MPI across hosts (TCP rendezvous): set EFABENCH_ROOT=addr:port,\n"
+	    "EFABENCH_RANK, EFABENCH_SIZE and EFABENCH_TOKEN (the same secret for every rank).\n"
+	    "Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n",
+	    f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -125,6 +142,23 @@ static int parse_double(const char *s, double *out)
 		return EB_EINVAL;
 	*out = v;
 	return EB_OK;
+}
+
+static int parse_layouts(const char *list, unsigned *mask)
+{
+	char buf[128], *tok, *save = NULL;
+	enum eb_layout l;
+
+	if (strlen(list) >= sizeof(buf))
+		return EB_EINVAL;
+	strcpy(buf, list);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (eb_layout_parse(tok, &l) != EB_OK)
+			return EB_EINVAL;
+		*mask |= 1u << l;
+	}
+	return *mask != 0 ? EB_OK : EB_EINVAL;
 }
 
 static void defaults(struct eb_opts *o)
@@ -204,6 +238,12 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			if (eb_count_parse(optarg, 0, &v) != EB_OK)
 				return bad("bad byte offset '%s'", optarg);
 			o->corrupt_at = v;
+			break;
+		case OPT_LAYOUT:
+			if (parse_layouts(optarg, &o->layouts) != EB_OK)
+				return bad("bad layout list '%s': want single, split and/or "
+					   "round-robin, comma separated",
+					   optarg);
 			break;
 		case OPT_CHECK:
 			o->check = 1;

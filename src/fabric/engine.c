@@ -5,13 +5,15 @@
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How often a wait asks the bootstrap whether a peer was lost. */
-#define CHECK_NS 10000000ull
-#define CQ_BATCH 64
+#define CHECK_NS      10000000ull
+#define CQ_BATCH      64
+#define EB_SPIN_POLLS 64
 
 uint64_t eb_engine_deadline(const struct eb_engine *e)
 {
@@ -89,12 +91,6 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	rc = eb_fabric_nics(e->prov, o, single, &e->nics, &e->nnics);
 	if (rc != EB_OK)
 		return rc;
-	if (o->channels > e->nnics) {
-		eb_err("--channels %d asked but provider %s has %d usable NIC%s here", o->channels,
-		       e->prov, e->nnics, e->nnics == 1 ? "" : "s");
-		rc = EB_EINVAL;
-		goto free_nics;
-	}
 	want = o->channels > 0 ? o->channels : e->nnics;
 	rc = agree_channels(e, want, &want);
 	if (rc != EB_OK)
@@ -107,9 +103,11 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 		goto free_tables;
 	}
 	for (c = 0; c < want; c++) {
-		rc = eb_chan_open(&e->chan[c], &e->nics[c], c, e->size);
+		/* More channels than NICs: several endpoints share a NIC, round-robin. */
+		rc = eb_chan_open(&e->chan[c], &e->nics[c % e->nnics], c, e->size);
 		if (rc != EB_OK)
 			goto close_chans;
+		e->chan[c].nic_index = c % e->nnics;
 		e->nchan = c + 1;
 	}
 	rc = exchange_addresses(e);
@@ -230,8 +228,14 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 
 	if (rc < 0)
 		return rc;
-	if (rc > 0)
+	if (rc > 0) {
+		e->idle_polls = 0;
 		return EB_OK;
+	}
+	/* With more busy ranks than cores the peer we wait for may need this CPU: after a
+	 * short spin, give it up on every empty poll. */
+	if (++e->idle_polls > EB_SPIN_POLLS)
+		sched_yield();
 	now = eb_now_ns();
 	if (now >= e->next_check_ns) {
 		e->next_check_ns = now + CHECK_NS;

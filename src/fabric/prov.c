@@ -290,10 +290,6 @@ int eb_fabric_validate(const struct eb_fabric_opts *o, int nranks, int single_ho
 	} else if (nranks > EB_MAX_RANKS) {
 		eb_err("at most %d ranks are supported; %d asked", EB_MAX_RANKS, nranks);
 		rc = EB_EINVAL;
-	} else if (o->channels > n) {
-		eb_err("--channels %d asked but provider %s has %d usable NIC%s here", o->channels,
-		       prov, n, n == 1 ? "" : "s");
-		rc = EB_EINVAL;
 	}
 	eb_fabric_free_nics(nics, n);
 	return rc;

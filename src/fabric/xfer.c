@@ -127,9 +127,39 @@ int eb_xfer_done(const struct eb_xfer *x)
 	return x->completed == x->nchunks;
 }
 
-int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
+static void report_timeout(struct eb_engine *e, struct eb_xfer **xs, int n,
+			   const struct eb_imm_wait *w, int nw)
 {
-	struct eb_engine *e = xs[0]->e;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (eb_xfer_done(xs[i]))
+			continue;
+		eb_err("timed out after %.1f s: %s rank %d on channel %d: %zu of %zu chunks "
+		       "complete",
+		       e->timeout_s,
+		       xs[i]->op == EB_OP_WRITE	 ? "writes to"
+		       : xs[i]->op == EB_OP_SEND ? "sends to"
+						 : "receives from",
+		       xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);
+		return;
+	}
+	for (i = 0; i < nw; i++) {
+		uint64_t got = eb_imm_count(e, w[i].peer, w[i].chan);
+
+		if (got >= w[i].count)
+			continue;
+		eb_err("timed out after %.1f s waiting for writes from rank %d on channel %d "
+		       "(%llu of %llu chunks arrived)",
+		       e->timeout_s, w[i].peer, w[i].chan, (unsigned long long)got,
+		       (unsigned long long)w[i].count);
+		return;
+	}
+}
+
+int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
+		     int nw, uint64_t deadline)
+{
 	int i, rc, pending;
 
 	for (;;) {
@@ -140,23 +170,19 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
 				return rc; /* already reported where it failed */
 			pending += !eb_xfer_done(xs[i]);
 		}
+		for (i = 0; i < nw; i++)
+			pending += eb_imm_count(e, w[i].peer, w[i].chan) < w[i].count;
 		if (pending == 0)
 			return EB_OK;
 		rc = eb_engine_step(e, deadline);
-		if (rc == EB_ETIMEDOUT) {
-			for (i = 0; i < n && eb_xfer_done(xs[i]); i++)
-				;
-			eb_err(
-			    "timed out after %.1f s: %s rank %d on channel %d: %zu of %zu chunks "
-			    "complete",
-			    e->timeout_s,
-			    xs[i]->op == EB_OP_WRITE  ? "writes to"
-			    : xs[i]->op == EB_OP_SEND ? "sends to"
-						      : "receives from",
-			    xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);
-			return EB_ETIMEDOUT;
-		}
+		if (rc == EB_ETIMEDOUT)
+			report_timeout(e, xs, n, w, nw);
 		if (rc != EB_OK)
 			return rc;
 	}
+}
+
+int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
+{
+	return n == 0 ? EB_OK : eb_xfer_wait_imm(xs[0]->e, xs, n, NULL, 0, deadline);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh BENCH PROVIDER NP [extra efabench options]: a sweep with odd sizes and several chunks
-# in flight; asserts exit 0, #wrong = 0 everywhere, valid JSON and CSV with a record per size.
+# in flight; asserts exit 0, #wrong = 0 everywhere, valid JSON and CSV with a record per size
+# and variant.
 . "$(dirname "$0")/lib.sh"
 bench=$1 prov=$2 np=$3
 shift 3
@@ -17,6 +18,11 @@ cat "$WORK/stderr" >&2
 [ $rc -eq 0 ] || fail "efabench exited $rc"
 grep -q "Out of bounds values : 0 OK" "$WORK/stdout" || fail "table footer does not say 0 OK"
 [ "$(grep -c '^| ' "$WORK/stdout")" -eq 6 ] || fail "want a header and 5 size rows"
-check_json "$WORK/out.json" 5 0
-[ "$(wc -l <"$WORK/out.csv")" -eq 6 ] || fail "CSV wants a header and 5 rows"
+variants=$(python3 -c 'import json,sys; print(len({r["variant"] for r in json.load(open(sys.argv[1]))["results"]}))' "$WORK/out.json")
+want=1
+[ "$bench" = sendrecv ] || want=3
+case " $* " in *" --layout "*) want=$variants ;; esac
+[ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"
+check_json "$WORK/out.json" $((5 * variants)) 0
+[ "$(wc -l <"$WORK/out.csv")" -eq $((1 + 5 * variants)) ] || fail "CSV wants a header and a row per size and variant"
 echo "PASS"

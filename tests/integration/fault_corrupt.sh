@@ -10,6 +10,11 @@ cat "$WORK/out"
 cat "$WORK/err" >&2
 [ $rc -eq 1 ] || fail "exit $rc, want 1"
 grep -q "Out of bounds values : [1-9][0-9]* FAILED" "$WORK/out" || fail "footer does not report wrong words"
-grep -q "wrong words received from rank 0" "$WORK/err" || fail "the target did not say what it found"
-check_json "$WORK/out.json" 4 some
+grep -q "wrong words received" "$WORK/err" || fail "the target did not say what it found"
+check_json "$WORK/out.json" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$WORK/out.json")" some
+# Every variant must have caught it.
+python3 - "$WORK/out.json" <<'PY' || fail "a variant missed the corruption"
+import json, sys
+assert all(r["wrong"] > 0 for r in json.load(open(sys.argv[1]))["results"])
+PY
 echo "PASS"

@@ -19,6 +19,7 @@ skip() {
 
 # Every record of a JSON report: valid JSON, the expected record count, #wrong as given.
 check_json() { # file records wrong_expected(0 or "some")
+	# shellcheck disable=SC2016
 	python3 - "$@" <<'PY' || fail "JSON report $1 does not check out"
 import json, sys
 path, records, wrong = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -26,12 +27,22 @@ doc = json.load(open(path))
 res = doc["results"]
 assert len(res) == records, f"{len(res)} records, want {records}"
 for r in res:
-    for k in ("size", "count", "gbps", "lat_us", "min_us", "p50_us", "p99_us", "max_us", "wrong", "pairs"):
+    for k in ("size", "count", "gbps", "lat_us", "min_us", "p50_us", "p99_us", "max_us", "wrong",
+              "groups", "layout", "flow", "nics_used", "bytes_per_iter"):
         assert k in r, f"missing {k}"
+    n = doc["settings"]["ranks"]
     assert r["count"] == r["size"] // 4
     assert r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["max_us"]
     assert r["gbps"] > 0 and r["lat_us"] > 0
-    assert len(r["pairs"]) == doc["settings"]["ranks"] - 1
+    want = {"pairs": n - 1, "fanout": 1, "all-to-all": n}[r["flow"]]
+    assert len(r["groups"]) == want, f'{len(r["groups"])} groups for {r["flow"]}'
+    per_iter = r["size"] * (1 if r["flow"] == "pairs" else n - 1)
+    assert r["bytes_per_iter"] == per_iter
+    # Gbps is 8 * bytes per iteration / t, as documented
+    assert abs(r["gbps"] - 8 * per_iter / (r["lat_us"] * 1e-6) / 1e9) < 1e-6 * r["gbps"] + 1e-9
+    if r["flow"] == "all-to-all":
+        t = r["nccl_tests"]
+        assert abs(t["busbw_GBps"] - t["algbw_GBps"] * (n - 1) / n) < 1e-9 + 1e-9 * t["algbw_GBps"]
 if wrong == "0":
     assert all(r["wrong"] == 0 for r in res), "wrong words reported"
 else:

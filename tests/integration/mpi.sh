@@ -12,5 +12,7 @@ cat "$WORK/out"
 cat "$WORK/err" >&2
 [ $rc -eq 0 ] || fail "mpirun exited $rc"
 grep -q "(mpi launcher)" "$WORK/out" || fail "the MPI bootstrap was not used"
-check_json "$WORK/out.json" 4 0
+nv=1
+[ "$bench" = sendrecv ] || nv=3
+check_json "$WORK/out.json" $((4 * nv)) 0
 echo "PASS"
