@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what efabench needs on Debian 12 (run as root). Only missing packages are fetched.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
+pkgs=(build-essential cmake pkg-config libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin mpich libmpich-dev
 	libhwloc-dev python3 bc procps iproute2)
 missing=()
 for p in "${pkgs[@]}"; do

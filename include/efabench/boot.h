@@ -43,7 +43,27 @@ int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 enum eb_launcher {
 	EB_LAUNCH_LOCAL, /* no launcher in the environment: we fork ranks ourselves */
 	EB_LAUNCH_MPI,	 /* started by mpirun, mpiexec or srun */
+	EB_LAUNCH_TCP,	 /* EFABENCH_ROOT is set: TCP rendezvous through rank 0 */
 };
+
+#define EB_RDV_TOKEN_MAX 128
+#define EB_RDV_MAX_RANKS 65535
+
+/* Where and who for the TCP rendezvous. Unset fields (NULL, rank < 0, size <= 0) are taken
+ * from EFABENCH_ROOT (host:port, an address of rank 0), EFABENCH_RANK, EFABENCH_SIZE and
+ * EFABENCH_TOKEN (a per-job secret every rank must present). */
+struct eb_rdv_opts {
+	const char *root;
+	int rank, size;
+	const char *token;
+	double timeout_s; /* for every rank to join, and for each connection attempt */
+};
+
+/* Fill the unset fields from the environment and check them: EB_EINVAL with one line. */
+int eb_rdv_opts_resolve(struct eb_rdv_opts *o);
+
+/* Join the rendezvous (rank 0 also serves it). Collective over all ranks of the job. */
+int eb_boot_rdv_init(struct eb_boot *b, const struct eb_rdv_opts *o);
 
 /* Which launcher started this process, judged from its environment. */
 enum eb_launcher eb_boot_detect(void);

@@ -26,6 +26,7 @@ struct eb_opts {
 	long long corrupt_at; /* < 0: off; else the target flips this byte after each arrival */
 	unsigned layouts;     /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
+	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };

@@ -63,6 +63,8 @@ enum eb_launcher eb_boot_detect(void)
 	    "MV2_COMM_WORLD_SIZE",  "PMI_FD"};
 	size_t i;
 
+	if (getenv("EFABENCH_ROOT") != NULL)
+		return EB_LAUNCH_TCP;
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (getenv(vars[i]) != NULL)
 			return EB_LAUNCH_MPI;

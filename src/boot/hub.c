@@ -152,6 +152,12 @@ static void read_frame(struct eb_hub *h, int i)
 		r->state = EB_HUB_DONE;
 		r->exit_code = hdr.arg;
 		drop(h, i);
+		if (hdr.arg != 0 && !h->aborted) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "it failed (exit code %d)", hdr.arg);
+			abort_all(h, i, why);
+		}
 		return;
 	}
 	if ((hdr.type != EB_WIRE_GATHER && hdr.type != EB_WIRE_ALLTOALL) || r->waiting ||

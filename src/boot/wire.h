@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct eb_boot;
+
 enum eb_wire_type {
 	EB_WIRE_GATHER = 1,
 	EB_WIRE_ALLTOALL = 2,
@@ -31,9 +33,16 @@ int eb_wire_send(int fd, uint32_t type, int32_t arg, const void *data, uint64_t 
 struct eb_wire_rank {
 	int fd;
 	int32_t seq;
-	int lost; /* set once an ABORT arrived */
+	int lost;	      /* set once an ABORT arrived */
+	const char *hub_name; /* who serves us, for messages: "the launcher", "rank 0" */
 };
 
 extern const struct eb_boot_ops eb_wire_boot_ops;
+
+/* The rank side's operations, for launchers that build their own ops table. */
+int eb_wire_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline);
+int eb_wire_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline);
+int eb_wire_check(struct eb_boot *b);
+void eb_wire_finalize(struct eb_boot *b, int exit_code);
 
 #endif

@@ -35,7 +35,8 @@ static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t d
 
 	if (rc == EB_EPEER) {
 		if (!w->lost)
-			eb_err("lost the launcher's bootstrap connection during %s", what);
+			eb_err("lost %s (bootstrap connection closed during %s)",
+			       w->hub_name ? w->hub_name : "the launcher", what);
 		w->lost = 1;
 		return rc;
 	}
@@ -84,21 +85,19 @@ static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_
 	return rc;
 }
 
-static int wire_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
-			  uint64_t deadline)
+int eb_wire_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline)
 {
 	return exchange(b, EB_WIRE_GATHER, in, len, out, len * (size_t)b->size, deadline,
 			"allgather");
 }
 
-static int wire_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk,
-			 uint64_t deadline)
+int eb_wire_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
 	return exchange(b, EB_WIRE_ALLTOALL, in, blk * (size_t)b->size, out, blk * (size_t)b->size,
 			deadline, "alltoall");
 }
 
-static int wire_check(struct eb_boot *b)
+int eb_wire_check(struct eb_boot *b)
 {
 	struct eb_wire_rank *w = b->impl;
 	struct pollfd p = {.fd = w->fd, .events = POLLIN};
@@ -116,7 +115,7 @@ static int wire_check(struct eb_boot *b)
 	return EB_EPROTO;
 }
 
-static void wire_finalize(struct eb_boot *b, int exit_code)
+void eb_wire_finalize(struct eb_boot *b, int exit_code)
 {
 	struct eb_wire_rank *w = b->impl;
 
@@ -126,8 +125,8 @@ static void wire_finalize(struct eb_boot *b, int exit_code)
 
 const struct eb_boot_ops eb_wire_boot_ops = {
     .name = "local",
-    .allgather = wire_allgather,
-    .alltoall = wire_alltoall,
-    .check = wire_check,
-    .finalize = wire_finalize,
+    .allgather = eb_wire_allgather,
+    .alltoall = eb_wire_alltoall,
+    .check = eb_wire_check,
+    .finalize = eb_wire_finalize,
 };

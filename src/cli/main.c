@@ -84,6 +84,27 @@ static int run_mpi(const struct eb_opts *o, struct rank_args *a)
 	return code;
 }
 
+static int run_rendezvous(struct eb_opts *o, struct rank_args *a)
+{
+	struct eb_boot boot;
+	int code, rc;
+
+	if (o->np != 0) {
+		eb_err("--np is for the embedded launcher; with a rendezvous each rank is started "
+		       "on its own (--rank, --ranks)");
+		return 2;
+	}
+	o->rdv.timeout_s = o->fab.timeout_s;
+	if (eb_rdv_opts_resolve(&o->rdv) != EB_OK)
+		return 2;
+	rc = eb_boot_rdv_init(&boot, &o->rdv);
+	if (rc != EB_OK)
+		return eb_exit_code(rc == EB_EINVAL ? EB_EPEER : rc);
+	code = rank_main(&boot, a);
+	eb_boot_finalize(&boot, code);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	const struct eb_variant *a_vars[EB_MAX_VARIANTS];
@@ -121,6 +142,8 @@ int main(int argc, char **argv)
 		return 2;
 	a.b = b;
 	a.o = &o;
+	if (o.rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP)
+		return run_rendezvous(&o, &a);
 	if (eb_boot_detect() == EB_LAUNCH_MPI)
 		return run_mpi(&o, &a);
 	np = o.np ? o.np : 2;

@@ -24,6 +24,9 @@ enum {
 	OPT_JSON,
 	OPT_CORRUPT,
 	OPT_LAYOUT,
+	OPT_ROOT,
+	OPT_RANK,
+	OPT_RANKS,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +48,9 @@ static const struct option longopts[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"corrupt-at", required_argument, NULL, OPT_CORRUPT},
     {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"rank", required_argument, NULL, OPT_RANK},
+    {"ranks", required_argument, NULL, OPT_RANKS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -113,8 +119,10 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per group\n"
 	    "  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
 	    "           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
-	    "Launch without MPI across hosts (TCP rendezvous): set EFABENCH_ROOT=addr:port,\n"
-	    "EFABENCH_RANK, EFABENCH_SIZE and EFABENCH_TOKEN (the same secret for every rank).\n"
+	    "Launch without MPI across hosts (TCP rendezvous through rank 0):\n"
+	    "  --root HOST:PORT    where rank 0 listens (or EFABENCH_ROOT)\n"
+	    "  --rank R, --ranks N this rank and the job size (or EFABENCH_RANK, EFABENCH_SIZE)\n"
+	    "  EFABENCH_TOKEN      a per-job secret every rank must present (environment only)\n"
 	    "Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n",
 	    f);
 }
@@ -171,6 +179,7 @@ static void defaults(struct eb_opts *o)
 	o->iters = 20;
 	o->corrupt_at = -1;
 	o->fab.timeout_s = 30.0;
+	o->rdv.rank = -1;
 }
 
 int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
@@ -238,6 +247,19 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			if (eb_count_parse(optarg, 0, &v) != EB_OK)
 				return bad("bad byte offset '%s'", optarg);
 			o->corrupt_at = v;
+			break;
+		case OPT_ROOT:
+			o->rdv.root = optarg;
+			break;
+		case OPT_RANK:
+			if (eb_count_parse(optarg, 0, &v) != EB_OK || v >= EB_RDV_MAX_RANKS)
+				return bad("bad rank '%s'", optarg);
+			o->rdv.rank = (int)v;
+			break;
+		case OPT_RANKS:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > EB_RDV_MAX_RANKS)
+				return bad("bad rank count '%s'", optarg);
+			o->rdv.size = (int)v;
 			break;
 		case OPT_LAYOUT:
 			if (parse_layouts(optarg, &o->layouts) != EB_OK)

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# A multi-host, multi-rail test bed on one machine (root only).
+#
+#   testbed.sh up HOSTS RAILS RATE   hosts ${P}h0..: network namespaces; rail r is its own
+#                                    subnet 10.77.r.0/24 and bridge in namespace ${P}sw,
+#                                    joining every host's interface "rail<r>" (10.77.r.<h+1>);
+#                                    tc tbf limits each rail interface to RATE both ways
+#   testbed.sh down                  remove every namespace, link and qdisc it made
+#   testbed.sh addr HOST RAIL        print host HOST's address on rail RAIL
+#   testbed.sh nics RAILS            print the --nics list: rail0,rail1,...
+#   testbed.sh exec HOST CMD...      run CMD inside host HOST
+#   testbed.sh status                namespaces, addresses and qdisc counters
+#
+# P is $EB_TESTBED_PREFIX (default "ebtb"), so concurrent users and tests do not collide.
+# Traffic never leaves these namespaces: the rails reach nothing but each other.
+set -euo pipefail
+P=${EB_TESTBED_PREFIX:-ebtb}
+NET=${EB_TESTBED_NET:-10.77}
+# Jumbo frames like EFA's 8 KiB MTU keep TCP/IP headers near 0.5 % of the rail.
+MTU=${EB_TESTBED_MTU:-9000}
+
+die() {
+	echo "testbed: $*" >&2
+	exit 2
+}
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, veth and tc); run as root"
+	command -v ip >/dev/null || die "needs iproute2 (ip, tc)"
+	command -v tc >/dev/null || die "needs iproute2 (ip, tc)"
+}
+
+reachable() {
+	local out
+	out=$(timeout 2 ip netns exec "${P}h0" bash -c "exec 3<>/dev/tcp/$1/9" 2>&1) && return 0
+	[[ $out == *refused* ]]
+}
+
+hosts_of() {
+	ip netns list | awk '{print $1}' | grep -E "^${P}h[0-9]+$" | sort -V || true
+}
+
+down() {
+	local ns
+	for ns in $(hosts_of) ${P}sw; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
+
+up() {
+	local hosts=$1 rails=$2 rate=$3 h r
+	[[ $hosts =~ ^[0-9]+$ && $hosts -ge 1 && $hosts -le 64 ]] || die "HOSTS must be 1..64"
+	[[ $rails =~ ^[0-9]+$ && $rails -ge 1 && $rails -le 16 ]] || die "RAILS must be 1..16"
+	[[ $rate =~ ^[0-9]+(\.[0-9]+)?[kmgKMG]?bit$ ]] || die "RATE like 2gbit or 500mbit"
+	down
+	# Anything that fails half-way is undone, so nothing is left behind.
+	trap 'down' ERR
+	ip netns add "${P}sw"
+	ip -n "${P}sw" link set lo up
+	for r in $(seq 0 $((rails - 1))); do
+		ip -n "${P}sw" link add "br$r" type bridge
+		ip -n "${P}sw" link set "br$r" up
+	done
+	for h in $(seq 0 $((hosts - 1))); do
+		ip netns add "${P}h$h"
+		ip -n "${P}h$h" link set lo up
+		for r in $(seq 0 $((rails - 1))); do
+			ip link add "${P}t" netns "${P}h$h" type veth peer name "h${h}r$r" netns "${P}sw"
+			ip -n "${P}h$h" link set "${P}t" name "rail$r"
+			ip -n "${P}h$h" addr add "$NET.$r.$((h + 1))/24" dev "rail$r"
+			ip -n "${P}sw" link set "h${h}r$r" master "br$r"
+			ip -n "${P}h$h" link set "rail$r" mtu "$MTU" up
+			ip -n "${P}sw" link set "h${h}r$r" mtu "$MTU" up
+			# Egress from the host and egress toward it: a NIC of RATE each way.
+			tc -n "${P}h$h" qdisc add dev "rail$r" root tbf rate "$rate" burst 256kb latency 50ms
+			tc -n "${P}sw" qdisc add dev "h${h}r$r" root tbf rate "$rate" burst 256kb latency 50ms
+		done
+	done
+	for r in $(seq 0 $((rails - 1))); do
+		ip -n "${P}sw" link set "br$r" mtu "$MTU"
+	done
+	trap - ERR
+	# Wait until every rail answers: a refused TCP connection proves the path works (no
+	# ping on a minimal system).
+	for h in $(seq 1 $((hosts - 1))); do
+		for r in $(seq 0 $((rails - 1))); do
+			for _ in $(seq 50); do
+				reachable "$NET.$r.$((h + 1))" && break
+				sleep 0.1
+			done
+		done
+	done
+	echo "testbed: $hosts hosts x $rails rails at $rate (namespaces ${P}h0..${P}h$((hosts - 1)), switch ${P}sw)"
+}
+
+case "${1:-}" in
+up)
+	[ $# -eq 4 ] || die "usage: testbed.sh up HOSTS RAILS RATE"
+	need_root
+	up "$2" "$3" "$4"
+	;;
+down)
+	need_root
+	down
+	;;
+addr)
+	[ $# -eq 3 ] || die "usage: testbed.sh addr HOST RAIL"
+	echo "$NET.$3.$(($2 + 1))"
+	;;
+nics)
+	[ $# -eq 2 ] || die "usage: testbed.sh nics RAILS"
+	seq 0 $(($2 - 1)) | sed 's/^/rail/' | paste -sd,
+	;;
+exec)
+	[ $# -ge 3 ] || die "usage: testbed.sh exec HOST CMD..."
+	need_root
+	h=$2
+	shift 2
+	exec ip netns exec "${P}h$h" "$@"
+	;;
+status)
+	need_root
+	for ns in $(hosts_of); do
+		echo "== $ns"
+		ip -n "$ns" -br addr | grep rail || true
+		tc -n "$ns" -s qdisc | grep -E "qdisc|Sent" || true
+	done
+	;;
+*)
+	die "usage: testbed.sh up HOSTS RAILS RATE | down | addr HOST RAIL | nics RAILS | exec HOST CMD... | status"
+	;;
+esac

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# testbed.sh CASE [VIA]: runs on the multi-host, multi-rail test bed (root only).
+#   write2x2 rdv|mpich      2 hosts x 2 rails: write single/split/round-robin, every byte checked,
+#                           split traffic seen on both rails
+#   alltoall4x2 rdv|mpich   4 hosts x 2 rails: alltoall single/split/round-robin
+#   badtoken                the rendezvous refuses and logs a rank with the wrong token
+#   cleanup                 a run that fails half-way leaves no namespace, link or qdisc
+. "$(dirname "$0")/lib.sh"
+SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
+case_=$1 via=${2:-rdv}
+[ "$(id -u)" -eq 0 ] || skip "the test bed needs root (network namespaces, veth, tc)"
+command -v ip >/dev/null && command -v tc >/dev/null || skip "iproute2 (ip, tc) is not installed"
+ip netns add "ebprobe$$" 2>/dev/null || skip "cannot create network namespaces here"
+ip netns del "ebprobe$$"
+if [ "$via" = mpich ]; then
+	[ -x "${EFABENCH_MPICH:-}" ] || skip "efabench-mpich was not built (MPICH missing)"
+	command -v mpirun.mpich >/dev/null || skip "mpirun.mpich not found"
+fi
+export EB_TESTBED_PREFIX="ebt$$x"
+P=$EB_TESTBED_PREFIX
+leftovers() {
+	ip netns list | awk '{print $1}' | grep "^$P" || true
+}
+cleanup() {
+	bash "$SCRIPTS/testbed.sh" down
+	[ -z "$(leftovers)" ] || echo "FAIL: namespaces left behind: $(leftovers)" >&2
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+run() { # hosts per-host efabench-args...
+	timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics rail0,rail1 \
+		--link-gbps 2 --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
+	local rc=$?
+	cat "$WORK/out"
+	cat "$WORK/err" >&2
+	return $rc
+}
+rail_bytes() { # host rail: bytes the host sent on that rail
+	tc -n "${P}h$1" -s qdisc show dev "rail$2" | awk '/Sent/ {print $2; exit}'
+}
+
+case "$case_" in
+write2x2)
+	bash "$SCRIPTS/testbed.sh" up 2 2 2gbit || fail "test bed setup"
+	before=$(rail_bytes 0 1)
+	run 2 1 write -b 1000 -e 4M -f 16 -n 3 -w 1 --chunk 256K || fail "write exited $?"
+	check_json "$WORK/out.json" 15 0 # 5 sizes x 3 layouts
+	after=$(rail_bytes 0 1)
+	# Split sends half of every 4 MiB write over rail 1 (and round-robin to rank 1 uses it).
+	[ $((after - before)) -gt $((4 * 2 * 1024 * 1024)) ] || fail "rail 1 carried only $((after - before)) bytes"
+	grep -q "channels: 2 on NICs: rail0 rail1" "$WORK/out" || fail "channels not bound to the rails"
+	;;
+alltoall4x2)
+	bash "$SCRIPTS/testbed.sh" up 4 2 2gbit || fail "test bed setup"
+	run 4 1 alltoall -b 1000 -e 1M -f 32 -n 3 -w 1 --chunk 256K || fail "alltoall exited $?"
+	check_json "$WORK/out.json" 12 0
+	;;
+badtoken)
+	bash "$SCRIPTS/testbed.sh" up 2 1 2gbit || fail "test bed setup"
+	root="$(bash "$SCRIPTS/testbed.sh" addr 0 0):$((20000 + RANDOM % 20000))"
+	EFABENCH_TOKEN=right ip netns exec "${P}h0" "$EFABENCH" write --root "$root" --rank 0 --ranks 2 \
+		--provider tcp --nics rail0 --timeout 5 -b 64K -e 64K -n 2 >"$WORK/out0" 2>"$WORK/err0" &
+	r0=$!
+	EFABENCH_TOKEN=wrong ip netns exec "${P}h1" "$EFABENCH" write --root "$root" --rank 1 --ranks 2 \
+		--provider tcp --nics rail0 --timeout 5 -b 64K -e 64K -n 2 >"$WORK/out1" 2>"$WORK/err1"
+	rc1=$?
+	wait $r0
+	rc0=$?
+	cat "$WORK/err0" "$WORK/err1" >&2
+	[ $rc1 -ne 0 ] || fail "the rank with the wrong token was let in"
+	grep -q "refused rank 1: bad token" "$WORK/err1" || fail "the refused rank does not say why"
+	grep -q "rendezvous refused a connection from 10.77.0.2:[0-9]*: bad token" "$WORK/err0" ||
+		fail "rank 0 did not log the refusal"
+	[ $rc0 -ne 0 ] || fail "rank 0 ran without its peer"
+	;;
+cleanup)
+	# Set up, then fail half-way through a job: the trap must still remove everything.
+	( bash "$SCRIPTS/testbed.sh" up 2 2 1gbit >/dev/null && false ) && fail "the failing step succeeded"
+	bash "$SCRIPTS/testbed.sh" down
+	[ -z "$(leftovers)" ] || fail "left behind: $(leftovers)"
+	# A half-built bed (a bad rate makes tc fail after the namespaces exist) is undone too.
+	bash "$SCRIPTS/testbed.sh" up 2 2 1gbit >/dev/null
+	ip -n "${P}h1" link del rail1 # break it, then ask for a new one over it
+	bash "$SCRIPTS/testbed.sh" up 3 2 1gbit >/dev/null || fail "rebuilding over a broken bed"
+	bash "$SCRIPTS/testbed.sh" down
+	[ -z "$(leftovers)" ] || fail "left behind: $(leftovers)"
+	;;
+*)
+	fail "unknown case $case_"
+	;;
+esac
+echo "PASS"
