@@ -54,10 +54,10 @@ void eb_report_header(const struct eb_report *r)
 	       "#wrong = wrong 8-byte words\n");
 	printf("#\n|  Size |     Count |");
 	for (v = 0; v < r->nvars; v++)
-		printf(" %10s | BusBW (%%) | Lat (us) |", r->vars[v]->name);
+		printf(" %10s | BusBW (%%) |  Lat (us) |", r->vars[v]->name);
 	printf(" #wrong |\n|------:|----------:|");
 	for (v = 0; v < r->nvars; v++)
-		printf("-----------:|----------:|---------:|");
+		printf("-----------:|----------:|----------:|");
 	printf("-------:|\n");
 	fflush(stdout);
 }
@@ -73,7 +73,7 @@ void eb_report_row(const struct eb_report *r, int s)
 	       (unsigned long long)(res[0].size / 4));
 	for (v = 0; v < r->nvars; v++) {
 		cell_busbw(busbw, sizeof(busbw), res[v].busbw);
-		printf(" %10.2f | %9s | %8.2f |", res[v].gbps, busbw, res[v].t_s * 1e6);
+		printf(" %10.2f | %9s | %9.2f |", res[v].gbps, busbw, res[v].t_s * 1e6);
 		wrong += res[v].wrong;
 	}
 	printf(" %6llu |\n", (unsigned long long)wrong);
