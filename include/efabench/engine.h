@@ -81,8 +81,7 @@ int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void
 int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline);
 int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t deadline);
 int eb_req_test(struct eb_engine *e, struct eb_req *r);
-/* Until imm arrivals from peer on chan reach count. */
-int eb_wait_imm(struct eb_engine *e, int peer, int chan, uint64_t count, uint64_t deadline);
+/* Immediate data from peer on chan so far (wait for counts with eb_xfer_wait_imm). */
 uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
 
 /* Register buf on every channel and gather every rank's keys: rkeys[rank * nchan + chan].

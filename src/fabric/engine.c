@@ -348,26 +348,6 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
 	return e->imm[(size_t)peer * (size_t)e->nchan + (size_t)chan];
 }
 
-int eb_wait_imm(struct eb_engine *e, int peer, int chan, uint64_t count, uint64_t deadline)
-{
-	int rc;
-
-	while (eb_imm_count(e, peer, chan) < count) {
-		rc = eb_engine_step(e, deadline);
-		if (rc == EB_ETIMEDOUT) {
-			eb_err("timed out after %.1f s waiting for writes from rank %d on channel "
-			       "%d (%llu of %llu chunks arrived)",
-			       e->timeout_s, peer, chan,
-			       (unsigned long long)eb_imm_count(e, peer, chan),
-			       (unsigned long long)count);
-			return rc;
-		}
-		if (rc != EB_OK)
-			return rc;
-	}
-	return EB_OK;
-}
-
 int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
 		  struct eb_rkey *rkeys)
 {
