@@ -216,8 +216,12 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 
 		if (!eb_fabric_usable(i) || dom == NULL)
 			continue;
-		if (o->nics != NULL ? !name_listed(o->nics, dom)
-				    : sock && is_loopback(i) != !!single_host)
+		/* --nics names a domain (an interface for socket providers) or a fabric (a
+		 * subnet such as 10.77.1.0/24). */
+		if (o->nics != NULL
+			? !name_listed(o->nics, dom) &&
+			      !(i->fabric_attr->name && name_listed(o->nics, i->fabric_attr->name))
+			: sock && is_loopback(i) != !!single_host)
 			continue; /* one host: loopback only; several: never loopback */
 		for (k = 0; k < n && strcmp(out[k].domain, dom) != 0; k++)
 			;

@@ -27,8 +27,11 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+# The rendezvous runs name the rails by interface, the MPICH runs by subnet.
+nics=rail0,rail1
+[ "$via" = mpich ] && nics=10.77.0.0/24,10.77.1.0/24
 run() { # hosts per-host efabench-args...
-	timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics rail0,rail1 \
+	timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics "$nics" \
 		--link-gbps 2 --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
 	local rc=$?
 	cat "$WORK/out"
