@@ -6,6 +6,7 @@
 #include "efabench/engine.h"
 #include "efabench/layout.h"
 #include "efabench/stats.h"
+#include "queue.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,8 @@ struct eb_opts {
 	unsigned layouts;     /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
+	struct eb_qopts q;	/* efabench queue */
+	int iters_set;
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };

@@ -20,9 +20,9 @@ static void print_libs(void)
 	       FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	printf("MPI bootstrap: %s\n", eb_boot_have_mpi() ? "built in" : "not built");
 #ifdef EB_HAVE_CUDA
-	printf("CUDA: built in\n");
+	printf("CUDA: built in (GPU queue producers)\n");
 #else
-	printf("CUDA: not built (no GPU memory benchmarks)\n");
+	printf("CUDA: not built (efabench queue runs CPU producers only)\n");
 #endif
 #ifdef EB_HAVE_HWLOC
 	{

@@ -121,8 +121,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
 		if (strcmp(argv[1], benches[i]->name) == 0)
 			b = benches[i];
-	if (b == NULL && strcmp(argv[1], "info") != 0) {
-		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall or info)", argv[1]);
+	if (b == NULL && strcmp(argv[1], "info") != 0 && strcmp(argv[1], "queue") != 0) {
+		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall, queue or info)",
+		       argv[1]);
 		return 2;
 	}
 	if (eb_opts_parse(argc, argv, &o, &help) != EB_OK)
@@ -132,6 +133,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	eb_log_set_verbose(o.verbose);
+	if (b == NULL && strcmp(argv[1], "queue") == 0) {
+		if (check_writable(o.json) != EB_OK)
+			return 2;
+		o.q.timeout_s = o.fab.timeout_s;
+		o.q.json = o.json;
+		return eb_exit_code(eb_queue_run(&o.q));
+	}
 	if (b == NULL)
 		return eb_info_main();
 	if (eb_harness_select(b, o.layouts, a_vars) == 0) {

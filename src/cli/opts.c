@@ -27,6 +27,13 @@ enum {
 	OPT_ROOT,
 	OPT_RANK,
 	OPT_RANKS,
+	OPT_PRODUCERS,
+	OPT_PRODUCERS_ON,
+	OPT_SLOTS,
+	OPT_BATCH,
+	OPT_PLACEMENT,
+	OPT_BLOCK,
+	OPT_LAT_ITERS,
 };
 
 static const struct option longopts[] = {
@@ -51,6 +58,13 @@ static const struct option longopts[] = {
     {"root", required_argument, NULL, OPT_ROOT},
     {"rank", required_argument, NULL, OPT_RANK},
     {"ranks", required_argument, NULL, OPT_RANKS},
+    {"producers", required_argument, NULL, OPT_PRODUCERS},
+    {"producers-on", required_argument, NULL, OPT_PRODUCERS_ON},
+    {"slots", required_argument, NULL, OPT_SLOTS},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"placement", required_argument, NULL, OPT_PLACEMENT},
+    {"block", required_argument, NULL, OPT_BLOCK},
+    {"lat-iters", required_argument, NULL, OPT_LAT_ITERS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -60,7 +74,7 @@ void eb_opts_usage(FILE *f, const char *bench)
 {
 	(void)bench;
 	fputs(
-	    "usage: efabench <write|sendrecv|alltoall|info> [options]\n"
+	    "usage: efabench <write|sendrecv|alltoall|queue|info> [options]\n"
 	    "\n"
 	    "  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1); every chunk\n"
 	    "            carries immediate data the target counts; t = first post until the\n"
@@ -71,6 +85,9 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "  alltoall  every rank writes S bytes to every other rank at once, each target\n"
 	    "            counting immediate data per source; t = mean over ranks of each rank's\n"
 	    "            time per iteration; JSON adds nccl-tests' algbw and busbw\n"
+	    "  queue     the GPU->CPU command queue alone: commands/s one consumer thread takes\n"
+	    "            per producer count, one producer's push-to-seen latency, and the\n"
+	    "            floor (a GPU<->CPU ping-pong through mapped memory) in the same run\n"
 	    "  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
 	    "\n"
 	    "Ranks:\n"
@@ -120,6 +137,19 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev per group\n"
 	    "  #wrong   8-byte payload words that differ from the expected pattern, a function\n"
 	    "           of (source, target, offset, epoch); any wrong word fails the run (exit 1)\n"
+	    "Queue (efabench queue; -n = commands per producer, default 1000 GPU / 100000 CPU):\n"
+	    "  --producers-on P    gpu (default) or cpu (threads run the same push)\n"
+	    "  --producers LIST    GPU: 1t (one thread), 1w (a warp), 1b (a block), <N>b, all\n"
+	    "                      (a block per SM); CPU: thread counts (default 1,2,4,8)\n"
+	    "  --block N           threads per block (default 256)\n"
+	    "  --slots N           ring slots, a power of two (default 4096)\n"
+	    "  --batch N           the consumer publishes its position every N (default 64)\n"
+	    "  --placement P       pinned (host, mapped; default) or managed slots\n"
+	    "  --lat-iters N       round trips of the latency and floor tests (default 10000)\n"
+	    "  push-to-seen = one producer's round trip (push, consumer sees it and echoes\n"
+	    "  through mapped memory) minus half the floor's median round trip; Mcmd/s =\n"
+	    "  commands / (last seen - first seen); every command is checked for loss,\n"
+	    "  duplication, reordering and tearing\n"
 	    "Launch without MPI across hosts (TCP rendezvous through rank 0):\n"
 	    "  --root HOST:PORT    where rank 0 listens (or EFABENCH_ROOT)\n"
 	    "  --rank R, --ranks N this rank and the job size (or EFABENCH_RANK, EFABENCH_SIZE)\n"
@@ -153,6 +183,29 @@ static int parse_double(const char *s, double *out)
 	return EB_OK;
 }
 
+/* Syntax only: "all" needs the GPU to say how many SMs it has. */
+static int producers_ok(const char *list, int gpu)
+{
+	const char *p = list;
+
+	while (*p != '\0') {
+		size_t n = strcspn(p, ","), d = strspn(p, "0123456789");
+
+		if (n == 0)
+			return 0;
+		if (gpu && !((n == 2 && (strncmp(p, "1t", 2) == 0 || strncmp(p, "1w", 2) == 0)) ||
+			     (n == 3 && strncmp(p, "all", 3) == 0) ||
+			     (d > 0 && d == n - 1 && p[d] == 'b' && atol(p) > 0)))
+			return 0;
+		if (!gpu && (d != n || atol(p) < 1 || atol(p) > 4096))
+			return 0;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 1;
+}
+
 static int parse_layouts(const char *list, unsigned *mask)
 {
 	char buf[128], *tok, *save = NULL;
@@ -181,6 +234,11 @@ static void defaults(struct eb_opts *o)
 	o->corrupt_at = -1;
 	o->fab.timeout_s = 30.0;
 	o->rdv.rank = -1;
+	o->q.on_gpu = 1;
+	o->q.log2n = 12;
+	o->q.batch = 64;
+	o->q.block = 256;
+	o->q.lat_iters = 10000;
 }
 
 int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
@@ -218,6 +276,7 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			if (eb_count_parse(optarg, 1, &o->iters) != EB_OK)
 				return bad("bad iteration count '%s': want an integer >= 1",
 					   optarg);
+			o->iters_set = 1;
 			break;
 		case OPT_WINDOW:
 			if (eb_count_parse(optarg, 1, &o->window) != EB_OK || o->window > 65536)
@@ -248,6 +307,43 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			if (eb_count_parse(optarg, 0, &v) != EB_OK)
 				return bad("bad byte offset '%s'", optarg);
 			o->corrupt_at = v;
+			break;
+		case OPT_PRODUCERS:
+			o->q.producers = optarg;
+			break;
+		case OPT_PRODUCERS_ON:
+			if (strcmp(optarg, "gpu") != 0 && strcmp(optarg, "cpu") != 0)
+				return bad("bad --producers-on '%s': want gpu or cpu", optarg);
+			o->q.on_gpu = strcmp(optarg, "gpu") == 0;
+			break;
+		case OPT_SLOTS:
+			if (eb_count_parse(optarg, 2, &v) != EB_OK || (v & (v - 1)) != 0 ||
+			    v > (1l << 24))
+				return bad(
+				    "bad slot count '%s': want a power of two from 2 to 2^24",
+				    optarg);
+			for (o->q.log2n = 0; (1l << o->q.log2n) < v; o->q.log2n++)
+				;
+			break;
+		case OPT_BATCH:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK)
+				return bad("bad batch '%s': want an integer >= 1", optarg);
+			o->q.batch = (uint32_t)v;
+			break;
+		case OPT_PLACEMENT:
+			if (strcmp(optarg, "pinned") != 0 && strcmp(optarg, "managed") != 0)
+				return bad("bad placement '%s': want pinned or managed", optarg);
+			o->q.managed = strcmp(optarg, "managed") == 0;
+			break;
+		case OPT_BLOCK:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 1024)
+				return bad("bad block size '%s': want 1 to 1024 threads", optarg);
+			o->q.block = (int)v;
+			break;
+		case OPT_LAT_ITERS:
+			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 10000000)
+				return bad("bad latency iteration count '%s'", optarg);
+			o->q.lat_iters = (int)v;
 			break;
 		case OPT_ROOT:
 			o->rdv.root = optarg;
@@ -297,6 +393,13 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 	}
 	if (optind < argc)
 		return bad("unexpected argument '%s'", argv[optind]);
+	if (o->q.producers == NULL)
+		o->q.producers = o->q.on_gpu ? "1t,1w,1b,16b,64b,all" : "1,2,4,8";
+	if (!producers_ok(o->q.producers, o->q.on_gpu))
+		return bad("bad --producers '%s': want a comma list of 1t, 1w, 1b, <N>b, all "
+			   "(GPU) or thread counts (CPU)",
+			   o->q.producers);
+	o->q.per = (uint32_t)(o->iters_set ? o->iters : o->q.on_gpu ? 1000 : 100000);
 	if (o->begin > o->end) {
 		char b[24], e[24], msg[96];
 

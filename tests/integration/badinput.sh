@@ -28,6 +28,11 @@ cases=(
 	"write -b"
 	"write stray"
 	"write --json /nonexistent-dir/out.json"
+	"queue --slots 3"
+	"queue --producers-on cpu --producers 1t"
+	"queue --producers 0b"
+	"queue --placement disk"
+	"queue --batch 0"
 	"frobnicate"
 	""
 )

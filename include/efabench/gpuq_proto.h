@@ -1,0 +1,220 @@
+/* The GPU->CPU command queue protocol, written once for both sides of the PCIe bus: it
+ * compiles as CUDA device code (GPU producers) and as C11 with <stdatomic.h> (CPU producers,
+ * and the consumer). Only the few primitives below differ between the two.
+ *
+ *   slot     16 bytes {lo, hi}; bit 63 of hi is the lap flag: a slot holds position pos when
+ *            its flag equals ((pos >> log2n) & 1) ^ 1, so slots start empty (zeroed) and never
+ *            need clearing; one 16-byte store publishes a command (GPU), or lo then hi with
+ *            release order (CPU), the consumer reading hi (acquire) before lo.
+ *   head     claim counter: fetch-add per push (device memory on the GPU).
+ *   consumed the consumer's position, published in batches to a mapped host word; producers
+ *            read it only when the ring looks full, through a cached copy.
+ *   completed advanced by whoever finishes the work a command asked for (the proxy), so a
+ *            quiet can wait for completion, not just consumption.
+ */
+#ifndef EFABENCH_GPUQ_PROTO_H
+#define EFABENCH_GPUQ_PROTO_H
+
+#include <stdint.h>
+
+#define EB_Q_LAP_BIT   (1ull << 63)
+#define EB_Q_ERR_FULL  1u /* a producer gave up waiting for room */
+#define EB_Q_ERR_QUIET 2u /* a quiet gave up waiting for completion */
+
+#if defined(__CUDACC__)
+#define EB_Q_FN	       __device__ static inline
+#define EB_Q_HD	       __host__ __device__ static inline
+#define EB_Q_ATOMIC(t) t
+#else
+#include <stdatomic.h>
+#define EB_Q_FN	       static inline
+#define EB_Q_HD	       static inline
+#define EB_Q_ATOMIC(t) _Atomic t
+#endif
+
+struct eb_q_cmd {
+	uint64_t lo, hi;
+} __attribute__((aligned(16)));
+
+struct eb_q_slot {
+	EB_Q_ATOMIC(uint64_t) lo;
+	EB_Q_ATOMIC(uint64_t) hi;
+} __attribute__((aligned(16)));
+
+/* Everything a producer needs, passed by value to kernels and threads. Pointers are as the
+ * producer sees them (device pointers of mapped host memory on the GPU). */
+struct eb_gpuq_dev {
+	struct eb_q_slot *slots;
+	EB_Q_ATOMIC(uint64_t) * head;	    /* claims */
+	EB_Q_ATOMIC(uint64_t) * tail_cache; /* last consumed position a producer saw */
+	EB_Q_ATOMIC(uint64_t) * consumed;   /* published by the consumer */
+	EB_Q_ATOMIC(uint64_t) * completed;  /* published by whoever completes commands */
+	EB_Q_ATOMIC(uint32_t) * error;	    /* EB_Q_ERR_* bits, sticky */
+	uint32_t log2n;
+	uint64_t timeout_ns; /* how long a producer waits for room or completion */
+};
+
+#if defined(__CUDACC__)
+EB_Q_FN uint64_t eb_q_claim(EB_Q_ATOMIC(uint64_t) * p)
+{
+	return atomicAdd((unsigned long long *)p, 1ull);
+}
+
+EB_Q_FN uint64_t eb_q_load_sys(EB_Q_ATOMIC(uint64_t) * p)
+{
+	uint64_t v;
+
+	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+EB_Q_FN uint64_t eb_q_load_dev(EB_Q_ATOMIC(uint64_t) * p)
+{
+	uint64_t v;
+
+	asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+EB_Q_FN void eb_q_raise_dev(EB_Q_ATOMIC(uint64_t) * p, uint64_t v)
+{
+	atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+
+/* One 16-byte store with release semantics at system scope: the consumer sees all or none. */
+EB_Q_FN void eb_q_publish(struct eb_q_slot *s, uint64_t lo, uint64_t hi)
+{
+	asm volatile("st.release.sys.v2.u64 [%0], {%1, %2};" ::"l"(s), "l"(lo), "l"(hi) : "memory");
+}
+
+EB_Q_FN void eb_q_flag_error(EB_Q_ATOMIC(uint32_t) * e, uint32_t bits)
+{
+	atomicOr((unsigned int *)e, bits);
+	__threadfence_system();
+}
+
+EB_Q_FN uint64_t eb_q_now_ns(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+EB_Q_FN void eb_q_backoff(unsigned ns)
+{
+	__nanosleep(ns);
+}
+#else
+#include <sched.h>
+#include <time.h>
+
+EB_Q_FN uint64_t eb_q_claim(EB_Q_ATOMIC(uint64_t) * p)
+{
+	return atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
+}
+
+EB_Q_FN uint64_t eb_q_load_sys(EB_Q_ATOMIC(uint64_t) * p)
+{
+	return atomic_load_explicit(p, memory_order_acquire);
+}
+
+EB_Q_FN uint64_t eb_q_load_dev(EB_Q_ATOMIC(uint64_t) * p)
+{
+	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+EB_Q_FN void eb_q_raise_dev(EB_Q_ATOMIC(uint64_t) * p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+
+	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
+/* lo first, then hi with release: a consumer that acquires the flag in hi sees lo. */
+EB_Q_FN void eb_q_publish(struct eb_q_slot *s, uint64_t lo, uint64_t hi)
+{
+	atomic_store_explicit(&s->lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&s->hi, hi, memory_order_release);
+}
+
+EB_Q_FN void eb_q_flag_error(EB_Q_ATOMIC(uint32_t) * e, uint32_t bits)
+{
+	atomic_fetch_or_explicit(e, bits, memory_order_release);
+}
+
+EB_Q_FN uint64_t eb_q_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+EB_Q_FN void eb_q_backoff(unsigned ns)
+{
+	(void)ns;
+	sched_yield();
+}
+#endif
+
+/* Test commands: lo = producer << 32 | sequence; hi = a check of lo, so a torn slot (one half
+ * old, one half new) is caught. */
+EB_Q_HD uint64_t eb_q_check(uint64_t lo)
+{
+	uint64_t x = lo * 0x9e3779b97f4a7c15ull;
+
+	return (x ^ (x >> 31)) & ~EB_Q_LAP_BIT;
+}
+
+/* Claim a slot and publish {lo, hi} (bit 63 of hi is ours). When the ring looks full, read the
+ * consumer's position, backing off up to 1 us per try, and give up after timeout_ns with
+ * EB_Q_ERR_FULL raised (the claimed slot then stays a hole: the consumer must stop). Returns
+ * the position claimed, or UINT64_MAX on timeout. */
+EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi)
+{
+	uint64_t n = 1ull << q->log2n, pos = eb_q_claim(q->head);
+
+	if (pos - eb_q_load_dev(q->tail_cache) >= n) {
+		uint64_t start = eb_q_now_ns(), tail;
+		unsigned nap = 32;
+
+		for (;;) {
+			tail = eb_q_load_sys(q->consumed);
+			if (pos - tail < n)
+				break;
+			if (eb_q_now_ns() - start > q->timeout_ns) {
+				eb_q_flag_error(q->error, EB_Q_ERR_FULL);
+				return UINT64_MAX;
+			}
+			eb_q_backoff(nap);
+			nap = nap < 1024 ? nap * 2 : 1024;
+		}
+		eb_q_raise_dev(q->tail_cache, tail);
+	}
+	eb_q_publish(&q->slots[pos & (n - 1)], lo,
+		     (hi & ~EB_Q_LAP_BIT) | ((((pos >> q->log2n) & 1) ^ 1) << 63));
+	return pos;
+}
+
+/* Wait until completed passes position pos (every command up to it has been completed).
+ * 0, or -1 after timeout_ns with EB_Q_ERR_QUIET raised. */
+EB_Q_FN int eb_q_quiet(const struct eb_gpuq_dev *q, uint64_t pos)
+{
+	uint64_t start = eb_q_now_ns();
+	unsigned nap = 32;
+
+	while (eb_q_load_sys(q->completed) <= pos) {
+		if (eb_q_now_ns() - start > q->timeout_ns) {
+			eb_q_flag_error(q->error, EB_Q_ERR_QUIET);
+			return -1;
+		}
+		eb_q_backoff(nap);
+		nap = nap < 1024 ? nap * 2 : 1024;
+	}
+	return 0;
+}
+
+#endif
