@@ -60,12 +60,19 @@ EB_Q_FN uint64_t eb_q_claim(EB_Q_ATOMIC(uint64_t) * p)
 	return atomicAdd((unsigned long long *)p, 1ull);
 }
 
+/* Polls of host memory are relaxed (a PCIe read each, no fence); the fence comes once, after
+ * the value awaited was seen (eb_q_acquire). */
 EB_Q_FN uint64_t eb_q_load_sys(EB_Q_ATOMIC(uint64_t) * p)
 {
 	uint64_t v;
 
-	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
+}
+
+EB_Q_FN void eb_q_acquire(void)
+{
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
 EB_Q_FN uint64_t eb_q_load_dev(EB_Q_ATOMIC(uint64_t) * p)
@@ -119,6 +126,11 @@ EB_Q_FN uint64_t eb_q_load_sys(EB_Q_ATOMIC(uint64_t) * p)
 	return atomic_load_explicit(p, memory_order_acquire);
 }
 
+/* Nothing to do: every poll above already loads with acquire. */
+EB_Q_FN void eb_q_acquire(void)
+{
+}
+
 EB_Q_FN uint64_t eb_q_load_dev(EB_Q_ATOMIC(uint64_t) * p)
 {
 	return atomic_load_explicit(p, memory_order_relaxed);
@@ -169,20 +181,30 @@ EB_Q_HD uint64_t eb_q_check(uint64_t lo)
 	return (x ^ (x >> 31)) & ~EB_Q_LAP_BIT;
 }
 
-/* Claim a slot and publish {lo, hi} (bit 63 of hi is ours). When the ring looks full, read the
- * consumer's position, backing off up to 1 us per try, and give up after timeout_ns with
- * EB_Q_ERR_FULL raised (the claimed slot then stays a hole: the consumer must stop). Returns
- * the position claimed, or UINT64_MAX on timeout. */
+/* Claim a slot and publish {lo, hi} (bit 63 of hi is ours). When the ring looks full the
+ * producer next in line (the one whose slot frees next) reads the consumer's position from
+ * host memory and raises the cached tail; everyone further back polls only that device-memory
+ * copy, so thousands of waiting threads never flood PCIe with reads. Backoff grows to 1 us;
+ * after timeout_ns a producer gives up with EB_Q_ERR_FULL raised (its claimed slot stays a
+ * hole: the consumer must stop). Returns the position claimed, or UINT64_MAX on timeout. */
 EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi)
 {
-	uint64_t n = 1ull << q->log2n, pos = eb_q_claim(q->head);
+	uint64_t n = 1ull << q->log2n, pos = eb_q_claim(q->head), tail;
 
-	if (pos - eb_q_load_dev(q->tail_cache) >= n) {
-		uint64_t start = eb_q_now_ns(), tail;
+	tail = eb_q_load_dev(q->tail_cache);
+	if (pos - tail >= n) {
+		uint64_t start = eb_q_now_ns();
 		unsigned nap = 32;
 
 		for (;;) {
-			tail = eb_q_load_sys(q->consumed);
+			if (pos - tail == n) {
+				uint64_t seen = eb_q_load_sys(q->consumed);
+
+				if (seen > tail) {
+					eb_q_raise_dev(q->tail_cache, seen);
+					tail = seen;
+				}
+			}
 			if (pos - tail < n)
 				break;
 			if (eb_q_now_ns() - start > q->timeout_ns) {
@@ -191,8 +213,9 @@ EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi
 			}
 			eb_q_backoff(nap);
 			nap = nap < 1024 ? nap * 2 : 1024;
+			tail = eb_q_load_dev(q->tail_cache);
 		}
-		eb_q_raise_dev(q->tail_cache, tail);
+		eb_q_acquire(); /* the consumer has read the slot before we overwrite it */
 	}
 	eb_q_publish(&q->slots[pos & (n - 1)], lo,
 		     (hi & ~EB_Q_LAP_BIT) | ((((pos >> q->log2n) & 1) ^ 1) << 63));
@@ -214,6 +237,7 @@ EB_Q_FN int eb_q_quiet(const struct eb_gpuq_dev *q, uint64_t pos)
 		eb_q_backoff(nap);
 		nap = nap < 1024 ? nap * 2 : 1024;
 	}
+	eb_q_acquire();
 	return 0;
 }
 

@@ -34,7 +34,7 @@ static __device__ uint64_t load_sys(volatile uint64_t *p)
 {
 	uint64_t v;
 
-	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 }
 
@@ -54,6 +54,7 @@ __global__ void latency_kernel(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *rt
 			if (eb_q_now_ns() - start > q.timeout_ns)
 				return; /* the host sees rtt stay 0 */
 		rtt[i] = eb_q_now_ns() - t0;
+		eb_q_acquire();
 	}
 }
 
@@ -68,6 +69,7 @@ __global__ void floor_kernel(uint64_t *ping, uint64_t *pong, uint64_t *rtt, int 
 			if (eb_q_now_ns() - t0 > timeout_ns)
 				return;
 		rtt[i] = eb_q_now_ns() - t0;
+		eb_q_acquire();
 	}
 }
 
