@@ -415,6 +415,10 @@ int eb_queue_run(struct eb_qopts *o)
 		c.sms = eb_qk_sm_count();
 		if (c.sms < 0)
 			return EB_ENOTSUP;
+#else
+		eb_err("GPU producers need a build with CUDA (this one has none); "
+		       "--producers-on cpu runs the same queue with CPU threads");
+		return EB_ENOTSUP;
 #endif
 	}
 	if (c.gpu) {
