@@ -44,6 +44,10 @@ int eb_gpuq_poll(struct eb_gpuq *q, struct eb_q_cmd *out, int max);
 /* The completed prefix grew to count commands (the work they asked for is done). */
 void eb_gpuq_complete(struct eb_gpuq *q, uint64_t count);
 
+/* Stop consuming: producers waiting for room, or in a quiet, give up at once instead of at
+ * their deadline. Nothing is taken after this. */
+void eb_gpuq_close(struct eb_gpuq *q);
+
 /* EB_Q_ERR_* bits raised by producers. */
 uint32_t eb_gpuq_errors(const struct eb_gpuq *q);
 

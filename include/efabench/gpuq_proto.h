@@ -20,6 +20,9 @@
 #define EB_Q_LAP_BIT   (1ull << 63)
 #define EB_Q_ERR_FULL  1u /* a producer gave up waiting for room */
 #define EB_Q_ERR_QUIET 2u /* a quiet gave up waiting for completion */
+/* The consumer stopped: producers waiting for room give up at once. It is published in the
+ * consumed word itself, which waiting producers already read, so stopping costs them nothing. */
+#define EB_Q_CLOSED UINT64_MAX
 
 #if defined(__CUDACC__)
 #define EB_Q_FN	       __device__ static inline
@@ -186,12 +189,15 @@ EB_Q_HD uint64_t eb_q_check(uint64_t lo)
  * host memory and raises the cached tail; everyone further back polls only that device-memory
  * copy, so thousands of waiting threads never flood PCIe with reads. Backoff grows to 1 us;
  * after timeout_ns a producer gives up with EB_Q_ERR_FULL raised (its claimed slot stays a
- * hole: the consumer must stop). Returns the position claimed, or UINT64_MAX on timeout. */
+ * hole: the consumer must stop). Returns the position claimed, or UINT64_MAX on timeout or
+ * once the consumer has closed the queue. */
 EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi)
 {
 	uint64_t n = 1ull << q->log2n, pos = eb_q_claim(q->head), tail;
 
 	tail = eb_q_load_dev(q->tail_cache);
+	if (tail == EB_Q_CLOSED)
+		return UINT64_MAX;
 	if (pos - tail >= n) {
 		uint64_t start = eb_q_now_ns();
 		unsigned nap = 32;
@@ -205,6 +211,8 @@ EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi
 					tail = seen;
 				}
 			}
+			if (tail == EB_Q_CLOSED)
+				return UINT64_MAX; /* the consumer stopped: nothing to wait for */
 			if (pos - tail < n)
 				break;
 			if (eb_q_now_ns() - start > q->timeout_ns) {
@@ -230,6 +238,8 @@ EB_Q_FN int eb_q_quiet(const struct eb_gpuq_dev *q, uint64_t pos)
 	unsigned nap = 32;
 
 	while (eb_q_load_sys(q->completed) <= pos) {
+		if (eb_q_load_sys(q->consumed) == EB_Q_CLOSED)
+			return -1; /* nobody will complete anything any more */
 		if (eb_q_now_ns() - start > q->timeout_ns) {
 			eb_q_flag_error(q->error, EB_Q_ERR_QUIET);
 			return -1;

@@ -87,6 +87,9 @@ static int consume(struct eb_gpuq *q, uint64_t producers, uint64_t per, _Atomic 
 		/* Commands here need no further work: each is complete once consumed. */
 		eb_gpuq_complete(q, q->pos);
 	}
+	/* Giving up: release producers still waiting for room instead of letting them time out. */
+	if (rc != EB_OK)
+		eb_gpuq_close(q);
 	for (p = 0; p < producers; p++)
 		t->lost += per - (next[p] < per ? next[p] : per);
 	free(next);

@@ -66,10 +66,19 @@ static int probe_fabric(const struct eb_opts *o, int np)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* A rank started by an outside launcher: run it, then leave the bootstrap with its code. */
+static int run_started(struct eb_boot *boot, struct rank_args *a)
+{
+	int code = rank_main(boot, a);
+
+	eb_boot_finalize(boot, code);
+	return code;
+}
+
 static int run_mpi(const struct eb_opts *o, struct rank_args *a)
 {
 	struct eb_boot boot;
-	int code, rc;
+	int rc;
 
 	if (o->np != 0) {
 		eb_err("--np is for the embedded launcher; under mpirun/srun the launcher sets "
@@ -79,15 +88,13 @@ static int run_mpi(const struct eb_opts *o, struct rank_args *a)
 	rc = eb_boot_mpi_init(&boot);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
-	code = rank_main(&boot, a);
-	eb_boot_finalize(&boot, code);
-	return code;
+	return run_started(&boot, a);
 }
 
 static int run_rendezvous(struct eb_opts *o, struct rank_args *a)
 {
 	struct eb_boot boot;
-	int code, rc;
+	int rc;
 
 	if (o->np != 0) {
 		eb_err("--np is for the embedded launcher; with a rendezvous each rank is started "
@@ -100,9 +107,7 @@ static int run_rendezvous(struct eb_opts *o, struct rank_args *a)
 	rc = eb_boot_rdv_init(&boot, &o->rdv);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_EINVAL ? EB_EPEER : rc);
-	code = rank_main(&boot, a);
-	eb_boot_finalize(&boot, code);
-	return code;
+	return run_started(&boot, a);
 }
 
 int main(int argc, char **argv)

@@ -180,6 +180,8 @@ int eb_gpuq_poll(struct eb_gpuq *q, struct eb_q_cmd *out, int max)
 	uint64_t mask = (1ull << q->host.log2n) - 1;
 	int n = 0;
 
+	if (q->pos == EB_Q_CLOSED)
+		return 0;
 	while (n < max) {
 		struct eb_q_slot *s = &q->host.slots[q->pos & mask];
 		uint64_t want = (((q->pos >> q->host.log2n) & 1) ^ 1) << 63;
@@ -200,6 +202,12 @@ int eb_gpuq_poll(struct eb_gpuq *q, struct eb_q_cmd *out, int max)
 void eb_gpuq_complete(struct eb_gpuq *q, uint64_t count)
 {
 	atomic_store_explicit(q->host.completed, count, memory_order_release);
+}
+
+void eb_gpuq_close(struct eb_gpuq *q)
+{
+	q->pos = q->published = EB_Q_CLOSED;
+	atomic_store_explicit(q->host.consumed, EB_Q_CLOSED, memory_order_release);
 }
 
 uint32_t eb_gpuq_errors(const struct eb_gpuq *q)

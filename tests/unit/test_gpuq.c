@@ -7,6 +7,7 @@
 #include "efabench/status.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,31 @@ int main(void)
 	/* Nothing completes: quiet gives up too, and says so. */
 	CHECK(eb_q_quiet(&q.dev, 0) == -1);
 	CHECK(eb_gpuq_errors(&q) & EB_Q_ERR_QUIET);
+	eb_gpuq_destroy(&q);
+
+	/* The consumer stops while producers wait for room and in quiet: they give up at once,
+	 * long before their 20 s deadline. */
+	CHECK(eb_gpuq_create(&q, EB_GPUQ_CPU, EB_GPUQ_PINNED, 2, 1, 20000000000ull) == EB_OK);
+	{
+		struct prod p[3];
+		uint64_t t0;
+		int i;
+
+		for (i = 0; i < 3; i++) {
+			p[i] = (struct prod){.q = &q.dev, .id = (uint64_t)i, .per = 100};
+			CHECK(pthread_create(&p[i].th, NULL, produce, &p[i]) == 0);
+		}
+		while (atomic_load(q.host.head) < 5) /* someone is waiting for room */
+			sched_yield();
+		t0 = eb_q_now_ns();
+		eb_gpuq_close(&q);
+		for (i = 0; i < 3; i++) {
+			pthread_join(p[i].th, NULL);
+			CHECK(p[i].failed);
+		}
+		CHECK(eb_q_now_ns() - t0 < 5000000000ull);
+		CHECK(eb_gpuq_poll(&q, &(struct eb_q_cmd){0}, 1) == 0);
+	}
 	eb_gpuq_destroy(&q);
 
 	/* Bad sizes are refused. */
