@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EB_VERSION_STRING "0.2.0"
 
 static void cell_busbw(char *buf, size_t len, double busbw)
 {

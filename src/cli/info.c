@@ -16,6 +16,7 @@ static void print_libs(void)
 {
 	uint32_t v = fi_version();
 
+	printf("efabench %s\n", EB_VERSION_STRING);
 	printf("libfabric: runtime %u.%u, built against %u.%u\n", FI_MAJOR(v), FI_MINOR(v),
 	       FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	printf("MPI bootstrap: %s\n", eb_boot_have_mpi() ? "built in" : "not built");
