@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static void cell_busbw(char *buf, size_t len, double busbw)
 {
 	if (busbw < 0)
