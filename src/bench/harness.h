@@ -26,6 +26,7 @@ struct eb_opts {
 	const char *csv, *json;
 	long long corrupt_at; /* < 0: off; else the target flips this byte after each arrival */
 	unsigned layouts;     /* bit (1 << enum eb_layout) per layout to run; 0: all */
+	int corrupt_key;      /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	struct eb_fabric_opts fab;
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	struct eb_qopts q;	/* efabench queue */

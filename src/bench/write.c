@@ -75,7 +75,14 @@ static int write_setup(struct eb_ctx *c)
 			rc = eb_mr_reg(&e->chan[0], st->ack_in, sizeof(*st->ack_in) * c->nranks,
 				       FI_RECV, &st->ack_in_mr);
 		/* Rank 0 is never a target, but the key exchange is collective. */
-		return rc != EB_OK ? rc : eb_engine_reg(e, NULL, 0, 0, st->dst_mr, st->rkeys);
+		rc = rc != EB_OK ? rc : eb_engine_reg(e, NULL, 0, 0, st->dst_mr, st->rkeys);
+		if (rc == EB_OK && c->o->corrupt_key) {
+			size_t i;
+
+			for (i = 0; i < (size_t)e->nchan * (size_t)c->nranks; i++)
+				st->rkeys[i].key ^= 0x5a5a5a5a5a5aull;
+		}
+		return rc;
 	}
 	st->dst = eb_buf_alloc_host(st->slot, "the write target");
 	if (st->dst == NULL)

@@ -34,6 +34,7 @@ enum {
 	OPT_PLACEMENT,
 	OPT_BLOCK,
 	OPT_LAT_ITERS,
+	OPT_CORRUPT_KEY,
 };
 
 static const struct option longopts[] = {
@@ -65,6 +66,7 @@ static const struct option longopts[] = {
     {"placement", required_argument, NULL, OPT_PLACEMENT},
     {"block", required_argument, NULL, OPT_BLOCK},
     {"lat-iters", required_argument, NULL, OPT_LAT_ITERS},
+    {"corrupt-key", no_argument, NULL, OPT_CORRUPT_KEY},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -363,6 +365,9 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 				return bad("bad layout list '%s': want single, split and/or "
 					   "round-robin, comma separated",
 					   optarg);
+			break;
+		case OPT_CORRUPT_KEY:
+			o->corrupt_key = 1;
 			break;
 		case OPT_CHECK:
 			o->check = 1;
