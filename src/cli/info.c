@@ -11,6 +11,9 @@
 #ifdef EB_HAVE_HWLOC
 #include <hwloc.h>
 #endif
+#ifdef EB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static void print_libs(void)
 {
@@ -21,7 +24,22 @@ static void print_libs(void)
 	       FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	printf("MPI bootstrap: %s\n", eb_boot_have_mpi() ? "built in" : "not built");
 #ifdef EB_HAVE_CUDA
-	printf("CUDA: built in (GPU queue producers)\n");
+	{
+		int n = 0, i;
+
+		if (cudaGetDeviceCount(&n) != cudaSuccess)
+			n = 0;
+		printf("CUDA: built in (GPU queue producers); %d GPU%s visible\n", n,
+		       n == 1 ? "" : "s");
+		for (i = 0; i < n; i++) {
+			struct cudaDeviceProp p;
+
+			if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
+				printf("  GPU %d: %s, %d SMs, PCI %04x:%02x:%02x\n", i, p.name,
+				       p.multiProcessorCount, p.pciDomainID, p.pciBusID,
+				       p.pciDeviceID);
+		}
+	}
 #else
 	printf("CUDA: not built (efabench queue runs CPU producers only)\n");
 #endif
