@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ struct rdv {
 	pthread_t hub;
 	int hub_running;
 	int hub_status;
+	/* Set when rank 0 leaves: the hub serves the others until then, no longer. */
+	_Atomic uint64_t leave_by_ns;
 };
 
 static int env_int(const char *name, int *out)
@@ -245,8 +248,20 @@ static void *hub_main(void *arg)
 	r->listen_fd = -1;
 	if (eb_hub_init(&hub, n, fds) != EB_OK)
 		goto close_fds;
-	while (eb_hub_poll(&hub, 100) > 0)
-		;
+	while (eb_hub_poll(&hub, 100) > 0) {
+		uint64_t by = atomic_load(&r->leave_by_ns);
+
+		/* A rank that neither finishes nor dies (stopped, say) must not keep rank 0. */
+		if (by != 0 && eb_now_ns() > by) {
+			for (i = 0; i < n; i++)
+				if (hub.r[i].state == EB_HUB_LIVE)
+					eb_err(
+					    "rendezvous: rank %d still had not left %.0f s after "
+					    "rank 0 finished; giving up on it",
+					    i, r->o.timeout_s + 5.0);
+			break;
+		}
+	}
 	eb_hub_fini(&hub);
 	r->hub_status = EB_OK;
 	free(fds);
@@ -345,7 +360,8 @@ static void rdv_finalize(struct eb_boot *b, int exit_code)
 	eb_wire_finalize(b, exit_code);
 	if (r->w.fd >= 0)
 		close(r->w.fd);
-	/* Rank 0 keeps serving until every rank has left (each is bounded by its deadlines). */
+	/* Rank 0 keeps serving until every rank has left, or the deadline + 5 s. */
+	atomic_store(&r->leave_by_ns, eb_deadline(r->o.timeout_s + 5.0));
 	if (r->hub_running)
 		pthread_join(r->hub, NULL);
 	free(r);
