@@ -162,9 +162,10 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 	hub.why_closed = why_closed;
 	hub.owner = c;
 	for (;;) {
-		int live = eb_hub_poll(&hub, 50);
 		int running = 0;
 
+		/* Process exits, not the hub's count of live ranks, decide when the job is over. */
+		eb_hub_poll(&hub, 50);
 		reap(&hub, c, np);
 		for (i = 0; i < np; i++)
 			running += !c[i].exited;
@@ -183,7 +184,6 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 			}
 			kill_at = eb_deadline(3600);
 		}
-		(void)live;
 	}
 	code = job_exit_code(c, np);
 	eb_hub_fini(&hub);
