@@ -6,6 +6,7 @@
 #include "efabench/engine.h"
 #include "efabench/layout.h"
 #include "efabench/stats.h"
+#include "ipc.h"
 #include "queue.h"
 
 #include <stddef.h>
@@ -30,6 +31,7 @@ struct eb_opts {
 	struct eb_fabric_opts fab;
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	struct eb_qopts q;	/* efabench queue */
+	struct eb_iopts ipc;	/* efabench ipc */
 	int iters_set;
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;

@@ -126,8 +126,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
 		if (strcmp(argv[1], benches[i]->name) == 0)
 			b = benches[i];
-	if (b == NULL && strcmp(argv[1], "info") != 0 && strcmp(argv[1], "queue") != 0) {
-		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall, queue or info)",
+	if (b == NULL && strcmp(argv[1], "info") != 0 && strcmp(argv[1], "queue") != 0 &&
+	    strcmp(argv[1], "ipc") != 0) {
+		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall, queue, ipc or "
+		       "info)",
 		       argv[1]);
 		return 2;
 	}
@@ -144,6 +146,11 @@ int main(int argc, char **argv)
 		o.q.timeout_s = o.fab.timeout_s;
 		o.q.json = o.json;
 		return eb_exit_code(eb_queue_run(&o.q));
+	}
+	if (b == NULL && strcmp(argv[1], "ipc") == 0) {
+		if (check_writable(o.csv) != EB_OK || check_writable(o.json) != EB_OK)
+			return 2;
+		return eb_ipc_main(&o);
 	}
 	if (b == NULL)
 		return eb_info_main();

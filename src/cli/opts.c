@@ -35,6 +35,12 @@ enum {
 	OPT_BLOCK,
 	OPT_LAT_ITERS,
 	OPT_CORRUPT_KEY,
+	OPT_GRID,
+	OPT_PAIRS,
+	OPT_METHODS,
+	OPT_DIRS,
+	OPT_TMA_CHUNK,
+	OPT_TMA_STAGES,
 };
 
 static const struct option longopts[] = {
@@ -67,6 +73,12 @@ static const struct option longopts[] = {
     {"block", required_argument, NULL, OPT_BLOCK},
     {"lat-iters", required_argument, NULL, OPT_LAT_ITERS},
     {"corrupt-key", no_argument, NULL, OPT_CORRUPT_KEY},
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"pairs", required_argument, NULL, OPT_PAIRS},
+    {"methods", required_argument, NULL, OPT_METHODS},
+    {"dirs", required_argument, NULL, OPT_DIRS},
+    {"tma-chunk", required_argument, NULL, OPT_TMA_CHUNK},
+    {"tma-stages", required_argument, NULL, OPT_TMA_STAGES},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -76,7 +88,7 @@ void eb_opts_usage(FILE *f, const char *bench)
 {
 	(void)bench;
 	fputs(
-	    "usage: efabench <write|sendrecv|alltoall|queue|info> [options]\n"
+	    "usage: efabench <write|sendrecv|alltoall|queue|ipc|info> [options]\n"
 	    "\n"
 	    "  write     one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1); every chunk\n"
 	    "            carries immediate data the target counts; t = first post until the\n"
@@ -90,6 +102,9 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "  queue     the GPU->CPU command queue alone: commands/s one consumer thread takes\n"
 	    "            per producer count, one producer's push-to-seen latency, and the\n"
 	    "            floor (a GPU<->CPU ping-pong through mapped memory) in the same run\n"
+	    "  ipc       GPU -> GPU copies over NVLink through CUDA IPC, one rank per GPU: the\n"
+	    "            copy engine and kernels of every launch shape swept, the best shape\n"
+	    "            measured again beside the copy engine; writes and reads\n"
 	    "  info      providers, what each supports, NICs and link speeds, MPI/CUDA/hwloc\n"
 	    "\n"
 	    "Ranks:\n"
@@ -152,6 +167,26 @@ void eb_opts_usage(FILE *f, const char *bench)
 	    "  through mapped memory) minus half the floor's median round trip; Mcmd/s =\n"
 	    "  commands / (last seen - first seen); every command is checked for loss,\n"
 	    "  duplication, reordering and tearing\n"
+	    "IPC (efabench ipc; --np = GPUs to use, default all; sizes, -w, -n, --check,\n"
+	    "--csv, --json as above; --link-gbps = NVLink Gbps per GPU and direction when NVML\n"
+	    "reports none):\n"
+	    "  --pairs P           first (GPU 0 -> 1, default), each (every ordered pair, one\n"
+	    "                      at a time, averaged) or all (every GPU to every other at\n"
+	    "                      once; GB/s per GPU)\n"
+	    "  --dirs LIST         write (initiator stores into the peer), read (initiator\n"
+	    "                      loads the peer's memory into its own); default both\n"
+	    "  --methods LIST      ce (cudaMemcpyPeerAsync), st (16-byte load/store kernel),\n"
+	    "                      tma (bulk asynchronous copies); default all three\n"
+	    "  --grid LIST         blocks per launch to sweep; all = one per SM (default\n"
+	    "                      1,2,4,8,16,32,64,128,all)\n"
+	    "  --block LIST        threads per block to sweep for st (default 256,1024)\n"
+	    "  --tma-chunk S       bytes per bulk copy, a multiple of 16 (default 32K)\n"
+	    "  --tma-stages N      shared-memory buffers per tma block (default 4)\n"
+	    "  t = mean seconds per copy on the initiating GPU (CUDA events between launches\n"
+	    "  queued behind a gate kernel, so host launch cost stays out); GB/s = bytes per\n"
+	    "  copy / t / 1e9; NVL% = of NVML's active links x link speed; %CE = of the copy\n"
+	    "  engine at that size; the receiving GPU checks every byte after warm-up and\n"
+	    "  after the timed copies, and kernel writes' completion flag\n"
 	    "Launch without MPI across hosts (TCP rendezvous through rank 0):\n"
 	    "  --root HOST:PORT    where rank 0 listens (or EFABENCH_ROOT)\n"
 	    "  --rank R, --ranks N this rank and the job size (or EFABENCH_RANK, EFABENCH_SIZE)\n"
@@ -241,6 +276,7 @@ static void defaults(struct eb_opts *o)
 	o->q.batch = 64;
 	o->q.block = 256;
 	o->q.lat_iters = 10000;
+	eb_ipc_defaults(&o->ipc);
 }
 
 int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
@@ -338,6 +374,14 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			o->q.managed = strcmp(optarg, "managed") == 0;
 			break;
 		case OPT_BLOCK:
+			if (strcmp(o->bench, "ipc") == 0) {
+				if (eb_ipc_parse_list(optarg, 0, o->ipc.blocks, &o->ipc.nblocks) !=
+				    EB_OK)
+					return bad("bad --block list '%s': want up to 16 thread "
+						   "counts from 1 to 1024",
+						   optarg);
+				break;
+			}
 			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 1024)
 				return bad("bad block size '%s': want 1 to 1024 threads", optarg);
 			o->q.block = (int)v;
@@ -346,6 +390,35 @@ int eb_opts_parse(int argc, char **argv, struct eb_opts *o, int *help)
 			if (eb_count_parse(optarg, 1, &v) != EB_OK || v > 10000000)
 				return bad("bad latency iteration count '%s'", optarg);
 			o->q.lat_iters = (int)v;
+			break;
+		case OPT_GRID:
+			if (eb_ipc_parse_list(optarg, 1, o->ipc.grids, &o->ipc.ngrids) != EB_OK)
+				return bad(
+				    "bad --grid list '%s': want up to 16 block counts or all",
+				    optarg);
+			break;
+		case OPT_PAIRS:
+			if (eb_ipc_parse_pairs(optarg, &o->ipc.pairs) != EB_OK)
+				return bad("bad --pairs '%s': want first, each or all", optarg);
+			break;
+		case OPT_METHODS:
+			if (eb_ipc_parse_methods(optarg, &o->ipc.methods) != EB_OK)
+				return bad("bad --methods '%s': want ce, st and/or tma", optarg);
+			break;
+		case OPT_DIRS:
+			if (eb_ipc_parse_dirs(optarg, &o->ipc.dirs) != EB_OK)
+				return bad("bad --dirs '%s': want write and/or read", optarg);
+			break;
+		case OPT_TMA_CHUNK:
+			if (eb_size_parse(optarg, &sz) != EB_OK || sz % 16 != 0 || sz > (1u << 20))
+				return bad("bad --tma-chunk '%s': want a multiple of 16 up to 1M",
+					   optarg);
+			o->ipc.tma_chunk = sz;
+			break;
+		case OPT_TMA_STAGES:
+			if (eb_count_parse(optarg, 2, &v) != EB_OK || v > 16)
+				return bad("bad --tma-stages '%s': want 2 to 16", optarg);
+			o->ipc.tma_stages = (int)v;
 			break;
 		case OPT_ROOT:
 			o->rdv.root = optarg;

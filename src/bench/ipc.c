@@ -1,0 +1,833 @@
+/* efabench ipc: one rank per GPU; each exports a buffer through a CUDA IPC handle, the handles
+ * travel through the bootstrap, and an initiating GPU copies into (write) or out of (read) a
+ * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
+ * receives the data checks every byte of it. */
+#include "ipc.h"
+#include "ipc_report.h"
+#include "efabench/boot.h"
+#include "efabench/pattern.h"
+#include "efabench/pattern_mix.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#ifdef EB_HAVE_CUDA
+#include "../gpu/ipc_kernels.h"
+#include "../gpu/nvlink.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void eb_ipc_defaults(struct eb_iopts *io)
+{
+	static const int grids[] = {1, 2, 4, 8, 16, 32, 64, 128, 0};
+
+	memset(io, 0, sizeof(*io));
+	memcpy(io->grids, grids, sizeof(grids));
+	io->ngrids = (int)(sizeof(grids) / sizeof(grids[0]));
+	io->blocks[0] = 256;
+	io->blocks[1] = 1024;
+	io->nblocks = 2;
+	io->pairs = EB_IPC_FIRST;
+	io->methods = 7; /* CE, ST, TMA */
+	io->dirs = 3;
+	/* 32K x 4 measured best on H200 NVLink (4K..64K chunks, 3..8 stages tried). */
+	io->tma_chunk = 32768;
+	io->tma_stages = 4;
+}
+
+int eb_ipc_parse_list(const char *s, int allow_all, int *out, int *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+		char *end;
+		long v;
+
+		if (*n == EB_IPC_MAX_SHAPES || len == 0)
+			return EB_EINVAL;
+		if (allow_all && len == 3 && strncmp(p, "all", 3) == 0) {
+			v = 0;
+		} else {
+			v = strtol(p, &end, 10);
+			if (end != p + len || v < 1 || v > (allow_all ? 1 << 20 : 1024))
+				return EB_EINVAL;
+		}
+		out[(*n)++] = (int)v;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return EB_EINVAL;
+	}
+	return *n > 0 ? EB_OK : EB_EINVAL;
+}
+
+int eb_ipc_parse_pairs(const char *s, enum eb_ipc_pairs *p)
+{
+	if (strcmp(s, "first") == 0)
+		*p = EB_IPC_FIRST;
+	else if (strcmp(s, "each") == 0)
+		*p = EB_IPC_EACH;
+	else if (strcmp(s, "all") == 0)
+		*p = EB_IPC_ALL;
+	else
+		return EB_EINVAL;
+	return EB_OK;
+}
+
+/* A comma list of names; bit i set for names[i]. */
+static int parse_names(const char *s, const char *const *names, int nnames, unsigned *mask)
+{
+	const char *p = s;
+	int i;
+
+	*mask = 0;
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+
+		for (i = 0; i < nnames; i++)
+			if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
+				break;
+		if (i == nnames)
+			return EB_EINVAL;
+		*mask |= 1u << i;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return EB_EINVAL;
+	}
+	return *mask != 0 ? EB_OK : EB_EINVAL;
+}
+
+int eb_ipc_parse_methods(const char *s, unsigned *mask)
+{
+	static const char *const names[] = {"ce", "st", "tma"}; /* enum eb_ik_method order */
+
+	return parse_names(s, names, 3, mask);
+}
+
+int eb_ipc_parse_dirs(const char *s, unsigned *mask)
+{
+	static const char *const names[] = {"write", "read"};
+
+	return parse_names(s, names, 2, mask);
+}
+
+const char *eb_ipc_dir_name(int dir)
+{
+	return dir == EB_IPC_WRITE ? "write" : "read";
+}
+
+#ifndef EB_HAVE_CUDA
+int eb_ipc_main(struct eb_opts *o)
+{
+	(void)o;
+	eb_err("efabench ipc needs a build with CUDA (this one has none)");
+	return 2;
+}
+#else
+
+#define MAX_BATCH 100
+
+struct ictx {
+	const struct eb_opts *o;
+	const struct eb_iopts *io;
+	struct eb_boot *boot;
+	int rank, n;
+	struct eb_ik_gpu gpu;
+	int *ordinal;		  /* CUDA ordinal of each rank's GPU */
+	unsigned char *exp;	  /* exported: written by peers (write) or read by them (read) */
+	unsigned char *loc;	  /* private: the source of writes, the target of reads */
+	unsigned char **peer;	  /* each rank's exp mapped here (NULL for this rank) */
+	size_t stride, flags_off; /* bytes per slot; where the flags start in exp */
+	int nslots;		  /* one per peer when all GPUs run at once, else 1 */
+	struct eb_ik_timer *timer;
+	double *samples;
+	uint64_t epoch;
+	struct eb_ishape shapes[2 * EB_IPC_MAX_SHAPES * EB_IPC_MAX_SHAPES + 1];
+	int nshapes;
+	struct eb_ireport rep; /* filled on rank 0 */
+};
+
+static uint64_t deadline(const struct ictx *c)
+{
+	return eb_deadline(c->o->fab.timeout_s);
+}
+
+static int barrier(void *arg)
+{
+	struct ictx *c = arg;
+
+	return eb_boot_barrier(c->boot, deadline(c));
+}
+
+/* The slot of `me`'s buffers that holds what it exchanges with `other`. */
+static size_t slot(const struct ictx *c, int me, int other)
+{
+	return c->nslots == 1 ? 0 : (size_t)((other - me - 1 + c->n) % c->n);
+}
+
+/* Links (initiator a, peer b) in phase p: one per phase, or every ordered pair at once. */
+static int nphases(const struct ictx *c)
+{
+	return c->io->pairs == EB_IPC_EACH ? c->n * (c->n - 1) : 1;
+}
+
+static int nlinks(const struct ictx *c)
+{
+	return c->io->pairs == EB_IPC_ALL ? c->n * (c->n - 1) : 1;
+}
+
+static void link_of(const struct ictx *c, int p, int k, int *a, int *b)
+{
+	int idx = c->io->pairs == EB_IPC_EACH ? p : c->io->pairs == EB_IPC_ALL ? k : 0;
+	int j = idx % (c->n - 1);
+
+	*a = idx / (c->n - 1);
+	*b = j >= *a ? j + 1 : j;
+}
+
+/* Link a -> b: data moves from its source holder to its destination holder. */
+struct link {
+	int a, b, src, dst;	/* ranks */
+	unsigned char *src_mem; /* the source, in the source holder's own memory */
+	unsigned char *dst_mem; /* the destination, in the destination holder's memory */
+	uint64_t *flag;		/* write: the completion flag, in the destination's memory */
+};
+
+static struct link describe(const struct ictx *c, int dir, int a, int b)
+{
+	struct link l = {.a = a, .b = b};
+
+	if (dir == EB_IPC_WRITE) {
+		l.src = a;
+		l.dst = b;
+		l.src_mem = c->loc + slot(c, a, b) * c->stride;
+		l.dst_mem = c->exp + slot(c, b, a) * c->stride;
+		l.flag = (uint64_t *)(c->exp + c->flags_off) + slot(c, b, a);
+	} else {
+		l.src = b;
+		l.dst = a;
+		l.src_mem = c->exp + slot(c, b, a) * c->stride;
+		l.dst_mem = c->loc + slot(c, a, b) * c->stride;
+	}
+	return l;
+}
+
+static uint64_t seed(const struct link *l, uint64_t epoch)
+{
+	return eb_pattern_seed((uint32_t)l->src, (uint32_t)l->dst, epoch);
+}
+
+/* The op an initiator runs for link a -> b. */
+static struct eb_ik_op op_for(const struct ictx *c, int dir, const struct eb_ishape *sh, int b,
+			      uint64_t size)
+{
+	struct eb_ik_op op = {.method = (enum eb_ik_method)sh->method,
+			      .grid = sh->grid,
+			      .block = sh->block,
+			      .len = size,
+			      .tma_chunk = c->io->tma_chunk,
+			      .tma_stages = c->io->tma_stages};
+	unsigned char *remote = c->peer[b] + slot(c, b, c->rank) * c->stride;
+	unsigned char *mine = c->loc + slot(c, c->rank, b) * c->stride;
+
+	if (dir == EB_IPC_WRITE) {
+		op.src = mine;
+		op.dst = remote;
+		op.src_dev = c->gpu.ordinal;
+		op.dst_dev = c->ordinal[b];
+		if (sh->method != EB_IK_CE) {
+			op.flag = (uint64_t *)(c->peer[b] + c->flags_off) + slot(c, b, c->rank);
+			op.flag_val = c->epoch;
+		}
+	} else {
+		op.src = remote;
+		op.dst = mine;
+		op.src_dev = c->ordinal[b];
+		op.dst_dev = c->gpu.ordinal;
+	}
+	return op;
+}
+
+/* Source holders fill, destination holders poison (and clear the flag). */
+static int prepare(struct ictx *c, int dir, int p, uint64_t size, int fill_sources)
+{
+	int k, a, b, rc = EB_OK;
+
+	for (k = 0; k < nlinks(c) && rc == EB_OK; k++) {
+		struct link l;
+
+		link_of(c, p, k, &a, &b);
+		l = describe(c, dir, a, b);
+		if (fill_sources && c->rank == l.src)
+			rc = eb_ik_fill(l.src_mem, size, seed(&l, c->epoch));
+		if (rc == EB_OK && c->rank == l.dst) {
+			rc = eb_ik_fill(l.dst_mem, size, seed(&l, EB_EPOCH_POISON));
+			if (rc == EB_OK && l.flag != NULL)
+				rc = eb_ik_put_u64(l.flag, 0);
+		}
+	}
+	return rc;
+}
+
+/* Destination holders check every byte (and, for kernel writes, the completion flag). */
+static int verify(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
+		  uint64_t *wrong)
+{
+	int k, a, b, rc = EB_OK;
+
+	for (k = 0; k < nlinks(c) && rc == EB_OK; k++) {
+		uint64_t w = 0, first = 0, flag = 0;
+		struct link l;
+
+		link_of(c, p, k, &a, &b);
+		l = describe(c, dir, a, b);
+		if (c->rank != l.dst)
+			continue;
+		if (c->o->corrupt_at >= 0 && (uint64_t)c->o->corrupt_at < size)
+			rc = eb_ik_flip(l.dst_mem, (size_t)c->o->corrupt_at);
+		if (rc == EB_OK)
+			rc = eb_ik_verify(l.dst_mem, size, seed(&l, c->epoch), &w, &first);
+		if (rc == EB_OK && w > 0)
+			eb_err("%s %s, GPU %d -> GPU %d: %llu wrong words of %llu, first at byte "
+			       "%llu",
+			       eb_ipc_dir_name(dir), sh->name, l.src, l.dst, (unsigned long long)w,
+			       (unsigned long long)((size + 7) / 8), (unsigned long long)first);
+		if (rc == EB_OK && l.flag != NULL && sh->method != EB_IK_CE) {
+			rc = eb_ik_get_u64(l.flag, &flag);
+			if (rc == EB_OK && flag != c->epoch) {
+				eb_err("%s %s, GPU %d -> GPU %d: completion flag %llu, want %llu",
+				       eb_ipc_dir_name(dir), sh->name, l.src, l.dst,
+				       (unsigned long long)flag, (unsigned long long)c->epoch);
+				w++;
+			}
+		}
+		*wrong += w;
+	}
+	return rc;
+}
+
+/* This rank's ops in phase p (as initiator); returns how many. */
+static int my_ops(const struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
+		  struct eb_ik_op *ops)
+{
+	int k, a, b, n = 0;
+
+	for (k = 0; k < nlinks(c); k++) {
+		link_of(c, p, k, &a, &b);
+		if (a == c->rank)
+			ops[n++] = op_for(c, dir, sh, b, size);
+	}
+	return n;
+}
+
+struct ipart {
+	struct eb_stats st;
+	uint64_t wrong;
+	int32_t active, peer;
+};
+
+static int run_ops(struct ictx *c, const struct eb_ik_op *ops, int nops, long n, long *got)
+{
+	long ns = 0;
+	int rc;
+
+	if (nops == 0)
+		return EB_OK;
+	rc = eb_ik_run(c->timer, ops, nops, n, c->samples + *got, &ns, c->o->fab.timeout_s,
+		       c->io->pairs == EB_IPC_ALL ? barrier : NULL, c);
+	*got += ns;
+	return rc;
+}
+
+/* One phase: warm-up, verify, the timed launches, verify; rank 0 gathers the groups. */
+static int phase(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
+		 struct eb_imeas *m)
+{
+	struct eb_ik_op ops[64];
+	struct ipart me = {.peer = -1}, *all = NULL;
+	int nops, rc, r, a, b;
+	long got = 0, i;
+
+	c->epoch++;
+	nops = my_ops(c, dir, sh, p, size, ops);
+	rc = prepare(c, dir, p, size, 1);
+	if (rc == EB_OK)
+		rc = barrier(c);
+	if (rc == EB_OK && c->o->warmup > 0) {
+		rc = run_ops(c, ops, nops, c->o->warmup, &got);
+		if (rc == EB_OK)
+			rc = barrier(c);
+		if (rc == EB_OK)
+			rc = verify(c, dir, sh, p, size, &me.wrong);
+		if (rc == EB_OK)
+			rc = prepare(c, dir, p, size, 0);
+		if (rc == EB_OK)
+			rc = barrier(c);
+	}
+	got = 0;
+	/* --check: every launch verified on its own; else the timed launches run back to back. */
+	for (i = 0; rc == EB_OK && i < (c->o->check ? c->o->iters : 1); i++) {
+		rc = run_ops(c, ops, nops, c->o->check ? 1 : c->o->iters, &got);
+		if (rc == EB_OK)
+			rc = barrier(c);
+		if (rc == EB_OK)
+			rc = verify(c, dir, sh, p, size, &me.wrong);
+		if (rc == EB_OK && c->o->check && i + 1 < c->o->iters)
+			rc = prepare(c, dir, p, size, 0);
+		if (rc == EB_OK && c->o->check)
+			rc = barrier(c);
+	}
+	if (rc != EB_OK)
+		return rc;
+	if (nops > 0) {
+		eb_stats_compute(c->samples, (size_t)got, &me.st);
+		me.active = 1;
+		if (c->io->pairs != EB_IPC_ALL) {
+			link_of(c, p, 0, &a, &b);
+			me.peer = b;
+		}
+	}
+	all = calloc((size_t)c->n, sizeof(*all));
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = eb_boot_allgather(c->boot, &me, all, sizeof(me), deadline(c));
+	if (rc != EB_OK || c->rank != 0)
+		goto free_all;
+	for (r = 0; r < c->n; r++) {
+		m->wrong += all[r].wrong;
+		if (all[r].active)
+			m->groups[m->ngroups++] = (struct eb_igroup){
+			    .initiator = r, .peer = all[r].peer, .st = all[r].st};
+	}
+free_all:
+	free(all);
+	return rc;
+}
+
+/* Every phase of one (direction, shape, size); rank 0 fills m. */
+static int measure(struct ictx *c, int dir, int shape, uint64_t size, struct eb_imeas *m)
+{
+	const struct eb_ishape *sh = &c->shapes[shape];
+	int p, g, rc = EB_OK;
+	double sum = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (c->rank == 0) {
+		m->groups = calloc((size_t)c->n * (size_t)c->n, sizeof(*m->groups));
+		if (m->groups == NULL)
+			return EB_ENOMEM;
+	}
+	eb_dbg("%s %s %llu bytes", eb_ipc_dir_name(dir), sh->name, (unsigned long long)size);
+	for (p = 0; p < nphases(c) && rc == EB_OK; p++)
+		rc = phase(c, dir, sh, p, size, m);
+	if (rc != EB_OK || c->rank != 0)
+		return rc;
+	for (g = 0; g < m->ngroups; g++)
+		sum += m->groups[g].st.mean;
+	m->valid = m->ngroups > 0;
+	m->t = m->ngroups > 0 ? sum / m->ngroups : 0;
+	m->bytes = (double)size * (c->io->pairs == EB_IPC_ALL ? c->n - 1 : 1);
+	m->gbs = m->t > 0 ? m->bytes / m->t / 1e9 : 0;
+	return EB_OK;
+}
+
+static void add_shape(struct ictx *c, int method, int grid, int block)
+{
+	struct eb_ishape *s = &c->shapes[c->nshapes++];
+
+	s->method = method;
+	s->grid = grid;
+	s->block = block;
+	if (method == EB_IK_CE)
+		snprintf(s->name, sizeof(s->name), "CE");
+	else if (method == EB_IK_ST)
+		snprintf(s->name, sizeof(s->name), "st %dx%d", grid, block);
+	else
+		snprintf(s->name, sizeof(s->name), "tma %d", grid);
+}
+
+static void build_shapes(struct ictx *c)
+{
+	const struct eb_iopts *io = c->io;
+	int g, b;
+
+	if (io->methods & (1u << EB_IK_CE))
+		add_shape(c, EB_IK_CE, 0, 0);
+	for (g = 0; g < io->ngrids && (io->methods & (1u << EB_IK_ST)); g++)
+		for (b = 0; b < io->nblocks; b++)
+			add_shape(c, EB_IK_ST, io->grids[g] ? io->grids[g] : c->gpu.sms,
+				  io->blocks[b]);
+	for (g = 0; g < io->ngrids && (io->methods & (1u << EB_IK_TMA)); g++)
+		add_shape(c, EB_IK_TMA, io->grids[g] ? io->grids[g] : c->gpu.sms, 32);
+}
+
+/* The sweep of one (direction, size), then a fresh CE and best-kernel pair. */
+static int run_size(struct ictx *c, int dir, int si)
+{
+	uint64_t size = c->o->sizes[si];
+	struct eb_imeas scratch = {0}, *m;
+	struct eb_isum *sum = c->rank == 0 ? eb_ireport_sum(&c->rep, dir, si) : NULL;
+	int s, best = -1, ce = -1, rc = EB_OK;
+	int32_t best_all[1];
+
+	for (s = 0; s < c->nshapes && rc == EB_OK; s++) {
+		m = c->rank == 0 ? eb_ireport_sweep(&c->rep, dir, si, s) : &scratch;
+		rc = measure(c, dir, s, size, m);
+		if (c->rank != 0 || rc != EB_OK)
+			continue;
+		if (c->shapes[s].method == EB_IK_CE)
+			ce = s;
+		else if (best < 0 || m->gbs > eb_ireport_sweep(&c->rep, dir, si, best)->gbs)
+			best = s;
+	}
+	if (rc != EB_OK)
+		return rc;
+	/* Rank 0 chose; everyone runs what it chose. */
+	if (c->rank != 0)
+		ce = c->shapes[0].method == EB_IK_CE ? 0 : -1;
+	best_all[0] = best;
+	{
+		int32_t *got = malloc(sizeof(int32_t) * (size_t)c->n);
+
+		if (got == NULL)
+			return EB_ENOMEM;
+		rc = eb_boot_allgather(c->boot, best_all, got, sizeof(int32_t), deadline(c));
+		best = got[0];
+		free(got);
+	}
+	if (rc == EB_OK && ce >= 0)
+		rc = measure(c, dir, ce, size, sum != NULL ? &sum->ce : &scratch);
+	if (rc == EB_OK && best >= 0)
+		rc = measure(c, dir, best, size, sum != NULL ? &sum->best : &scratch);
+	if (sum != NULL)
+		sum->best_shape = best;
+	if (c->rank != 0)
+		free(scratch.groups);
+	return rc;
+}
+
+/* The launch floor: empty kernels timed exactly as the copies are. */
+static int launch_floor(struct ictx *c, double *us)
+{
+	struct eb_ik_op op = {.method = EB_IK_EMPTY, .grid = 1, .block = 32};
+	struct eb_stats st;
+	long got = 0;
+	/* Rank 0 alone: no barrier before the gate opens, whatever --pairs says. */
+	int rc = eb_ik_run(c->timer, &op, 1, MAX_BATCH, c->samples, &got, c->o->fab.timeout_s, NULL,
+			   NULL);
+
+	if (rc == EB_OK) {
+		eb_stats_compute(c->samples, (size_t)got, &st);
+		*us = st.mean * 1e6;
+	}
+	return rc;
+}
+
+struct ginfo {
+	int32_t ordinal;
+	char pci[32];
+	char host[64];
+	unsigned char handle[EB_IK_HANDLE_BYTES];
+};
+
+/* Everyone's GPU and IPC handle; refuse ranks on other hosts or sharing a GPU. */
+static int exchange(struct ictx *c)
+{
+	struct ginfo me = {.ordinal = c->gpu.ordinal}, *all = calloc((size_t)c->n, sizeof(me));
+	int r, q, rc;
+
+	if (all == NULL)
+		return EB_ENOMEM;
+	snprintf(me.pci, sizeof(me.pci), "%s", c->gpu.pci);
+	gethostname(me.host, sizeof(me.host) - 1);
+	rc = eb_ik_export(c->exp, me.handle);
+	if (rc == EB_OK)
+		rc = eb_boot_allgather(c->boot, &me, all, sizeof(me), deadline(c));
+	for (r = 0; r < c->n && rc == EB_OK; r++) {
+		c->ordinal[r] = all[r].ordinal;
+		if (strcmp(all[r].host, me.host) != 0) {
+			eb_err("rank %d runs on %s and rank %d on %s: efabench ipc needs every "
+			       "rank on one host",
+			       c->rank, me.host, r, all[r].host);
+			rc = EB_EINVAL;
+		}
+		for (q = 0; q < r && rc == EB_OK; q++)
+			if (strcmp(all[q].pci, all[r].pci) == 0) {
+				eb_err("ranks %d and %d share GPU %s: run one rank per GPU", q, r,
+				       all[r].pci);
+				rc = EB_EINVAL;
+			}
+	}
+	for (r = 0; r < c->n && rc == EB_OK; r++)
+		if (r != c->rank)
+			rc = eb_ik_import(all[r].handle, (void **)&c->peer[r]);
+	free(all);
+	return rc;
+}
+
+static void close_peers(struct ictx *c)
+{
+	int r;
+
+	for (r = 0; r < c->n; r++)
+		if (c->peer[r] != NULL)
+			eb_ik_unimport(c->peer[r]);
+}
+
+static int alloc_report(struct ictx *c)
+{
+	struct eb_ireport *r = &c->rep;
+	size_t nsw = (size_t)EB_IPC_NDIRS * c->o->nsizes;
+	int links = 0;
+	double gbs = 0;
+
+	r->o = c->o;
+	r->io = c->io;
+	r->launcher = c->boot->ops->name;
+	r->nranks = c->n;
+	snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", c->gpu.name);
+	r->sms = c->gpu.sms;
+	r->shapes = c->shapes;
+	r->nshapes = c->nshapes;
+	r->sweep = calloc(nsw * (size_t)c->nshapes, sizeof(*r->sweep));
+	r->sum = calloc(nsw, sizeof(*r->sum));
+	if (r->sweep == NULL || r->sum == NULL)
+		return EB_ENOMEM;
+	if (eb_nvlink_peak(c->gpu.pci, &links, &gbs) == EB_OK) {
+		r->links = links;
+		r->link_gbs = gbs;
+		r->peak_gbs = links * gbs;
+		r->peak_from = "NVML";
+	} else if (c->o->fab.link_gbps > 0) {
+		r->peak_gbs = c->o->fab.link_gbps / 8;
+		r->peak_from = "--link-gbps";
+	}
+	return EB_OK;
+}
+
+static void free_report(struct ictx *c)
+{
+	size_t i, nsw = (size_t)EB_IPC_NDIRS * c->o->nsizes;
+
+	for (i = 0; c->rep.sweep != NULL && i < nsw * (size_t)c->nshapes; i++)
+		free(c->rep.sweep[i].groups);
+	for (i = 0; c->rep.sum != NULL && i < nsw; i++) {
+		free(c->rep.sum[i].ce.groups);
+		free(c->rep.sum[i].best.groups);
+	}
+	free(c->rep.sweep);
+	free(c->rep.sum);
+}
+
+static int run_all(struct ictx *c)
+{
+	uint64_t wrong = 0;
+	int dir, si, s, rc = EB_OK;
+
+	if (c->rank == 0) {
+		rc = launch_floor(c, &c->rep.floor_us);
+		c->rep.ce_api = eb_ik_ce_api();
+		if (rc == EB_OK)
+			eb_ipc_print_header(&c->rep);
+	}
+	for (dir = 0; dir < EB_IPC_NDIRS && rc == EB_OK; dir++) {
+		if (!(c->io->dirs & (1u << dir)))
+			continue;
+		if (c->rank == 0)
+			eb_ipc_print_dir(&c->rep, dir);
+		for (si = 0; si < c->o->nsizes && rc == EB_OK; si++) {
+			rc = run_size(c, dir, si);
+			if (rc == EB_OK && c->rank == 0)
+				eb_ipc_print_row(&c->rep, dir, si);
+		}
+	}
+	if (rc != EB_OK || c->rank != 0)
+		return rc;
+	c->rep.ce_api = eb_ik_ce_api();
+	for (dir = 0; dir < EB_IPC_NDIRS; dir++) {
+		if (!(c->io->dirs & (1u << dir)))
+			continue;
+		eb_ipc_print_sweep(&c->rep, dir);
+		for (si = 0; si < c->o->nsizes; si++) {
+			struct eb_isum *sum = eb_ireport_sum(&c->rep, dir, si);
+
+			wrong += sum->ce.wrong + sum->best.wrong;
+			for (s = 0; s < c->nshapes; s++)
+				wrong += eb_ireport_sweep(&c->rep, dir, si, s)->wrong;
+		}
+	}
+	eb_ipc_print_footer(wrong);
+	if (c->o->csv != NULL)
+		rc = eb_ipc_csv(&c->rep, c->o->csv);
+	if (rc == EB_OK && c->o->json != NULL)
+		rc = eb_ipc_json(&c->rep, c->o->json);
+	return rc == EB_OK && wrong > 0 ? EB_EVERIFY : rc;
+}
+
+/* Every rank learns whether all went well, so a verification failure ends all of them with
+ * the same status. */
+static int agree(struct ictx *c, int rc)
+{
+	int32_t mine = rc, *got = malloc(sizeof(int32_t) * (size_t)c->n);
+	int r, out = rc;
+
+	if (got == NULL)
+		return rc != EB_OK ? rc : EB_ENOMEM;
+	if (eb_boot_allgather(c->boot, &mine, got, sizeof(mine), deadline(c)) == EB_OK)
+		for (r = 0; r < c->n; r++)
+			if (out == EB_OK && got[r] != EB_OK)
+				out = got[r];
+	free(got);
+	return out;
+}
+
+static int ipc_rank(struct eb_boot *boot, void *arg)
+{
+	const struct eb_opts *o = arg;
+	struct ictx c = {.o = o, .io = &o->ipc, .boot = boot, .rank = boot->rank, .n = boot->size};
+	size_t region;
+	long nsamples = o->iters > o->warmup ? o->iters : o->warmup;
+	int gpu = boot->local_rank, rc;
+
+	eb_log_set_rank(boot->rank);
+	rc = eb_ik_use(gpu, &c.gpu);
+	if (rc != EB_OK)
+		return eb_exit_code(rc);
+	/* Slots start on 4 KiB boundaries, which the bulk copies' 16-byte alignment needs. */
+	c.nslots = o->ipc.pairs == EB_IPC_ALL ? c.n - 1 : 1;
+	c.stride = (o->end + 4095) / 4096 * 4096;
+	c.flags_off = c.stride * (size_t)c.nslots;
+	region = c.flags_off + 4096;
+	c.ordinal = calloc((size_t)c.n, sizeof(*c.ordinal));
+	c.peer = calloc((size_t)c.n, sizeof(*c.peer));
+	c.samples = calloc((size_t)(nsamples > MAX_BATCH ? nsamples : MAX_BATCH), sizeof(double));
+	if (c.ordinal == NULL || c.peer == NULL || c.samples == NULL) {
+		rc = EB_ENOMEM;
+		goto free_host;
+	}
+	build_shapes(&c);
+	c.exp = eb_ik_alloc(region);
+	c.loc = eb_ik_alloc(c.flags_off);
+	if (c.exp == NULL || c.loc == NULL) {
+		rc = EB_ENOMEM;
+		goto free_dev;
+	}
+	rc = eb_ik_timer_create(&c.timer, c.nslots, MAX_BATCH);
+	if (rc != EB_OK)
+		goto free_dev;
+	rc = exchange(&c);
+	if (rc == EB_OK && c.rank == 0)
+		rc = alloc_report(&c);
+	if (rc == EB_OK)
+		rc = run_all(&c);
+	/* Any other failure ends this rank now: the launcher tells the others which rank it
+	 * lost. A wrong payload is known on rank 0 alone, so every rank agrees on it first. */
+	if (rc == EB_OK || rc == EB_EVERIFY) {
+		rc = agree(&c, rc);
+		/* Peers may still read this rank's buffer until everyone is done with it. */
+		if (barrier(&c) != EB_OK && rc == EB_OK)
+			rc = EB_EPEER;
+	}
+	close_peers(&c);
+	free_report(&c);
+	eb_ik_timer_destroy(c.timer);
+free_dev:
+	eb_ik_free(c.exp);
+	eb_ik_free(c.loc);
+free_host:
+	free(c.ordinal);
+	free(c.peer);
+	free(c.samples);
+	return eb_exit_code(rc);
+}
+
+struct probe_result {
+	int rc, ngpus, bad_a, bad_b;
+};
+
+/* Count GPUs and check peer access in a child, so this process never initialises CUDA
+ * before it forks the ranks. Returns the rank count, or minus an exit status. */
+static int probe(const struct eb_opts *o)
+{
+	struct probe_result r = {EB_ESYS, 0, -1, -1};
+	int fd[2], status, want = o->ipc.pairs == EB_IPC_FIRST ? 2 : o->np ? o->np : INT_MAX;
+	ssize_t got = 0;
+	pid_t pid;
+
+	if (pipe(fd) != 0) {
+		eb_err("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		r.rc = eb_ik_probe(want, &r.ngpus, &r.bad_a, &r.bad_b);
+		_exit(write(fd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		got = read(fd[0], &r, sizeof(r));
+		waitpid(pid, &status, 0);
+	}
+	close(fd[0]);
+	if (pid < 0 || got != (ssize_t)sizeof(r)) {
+		eb_err("could not probe the GPUs (the probe process died)");
+		return -1;
+	}
+	if (r.rc != EB_OK || r.ngpus < 2) {
+		eb_err("efabench ipc needs two or more GPUs that can access each other's memory; "
+		       "CUDA sees %d",
+		       r.ngpus);
+		return -2;
+	}
+	if (o->np == 1 || o->np > r.ngpus) {
+		eb_err("--np %d: efabench ipc runs one rank per GPU, 2 to %d here", o->np, r.ngpus);
+		return -2;
+	}
+	if (r.bad_a >= 0) {
+		eb_err("GPU %d cannot access GPU %d's memory (no peer access between them): "
+		       "efabench ipc needs NVLink or PCIe peer-to-peer",
+		       r.bad_a, r.bad_b);
+		return -2;
+	}
+	return o->np ? o->np : r.ngpus;
+}
+
+int eb_ipc_main(struct eb_opts *o)
+{
+	struct eb_boot boot;
+	int np, rc, code;
+
+	if (o->rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP) {
+		eb_err("efabench ipc runs on one host: start it with --np or mpirun, not a "
+		       "rendezvous");
+		return 2;
+	}
+	if (eb_boot_detect() == EB_LAUNCH_MPI) {
+		if (o->np != 0) {
+			eb_err("--np is for the embedded launcher; under mpirun the launcher sets "
+			       "the rank count");
+			return 2;
+		}
+		rc = eb_boot_mpi_init(&boot);
+		if (rc != EB_OK)
+			return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
+		code = ipc_rank(&boot, o);
+		eb_boot_finalize(&boot, code);
+		return code;
+	}
+	np = probe(o);
+	if (np < 0)
+		return -np;
+	return eb_launch_local(np, ipc_rank, o, o->fab.timeout_s + 5.0);
+}
+#endif

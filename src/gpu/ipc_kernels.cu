@@ -1,0 +1,644 @@
+#include "ipc_kernels.h"
+#include "efabench/pattern_mix.h"
+
+#include <cuda_runtime.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Same status values as efabench/status.h, which is C. */
+#define IK_EINVAL    (-1)
+#define IK_ENOMEM    (-2)
+#define IK_ETIMEDOUT (-3)
+#define IK_ESYS	     (-6)
+
+static int check(cudaError_t err, const char *what)
+{
+	if (err == cudaSuccess)
+		return 0;
+	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString(err));
+	return err == cudaErrorMemoryAllocation ? IK_ENOMEM : IK_ESYS;
+}
+
+static uint64_t host_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static __device__ uint64_t gpu_ns(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+int eb_ik_probe(int want, int *ngpus, int *bad_a, int *bad_b)
+{
+	int n = 0, a, b, ok;
+
+	*bad_a = *bad_b = -1;
+	if (check(cudaGetDeviceCount(&n), "cannot count CUDA GPUs") != 0) {
+		*ngpus = 0;
+		return IK_ESYS;
+	}
+	*ngpus = n;
+	for (a = 0; a < want && a < n; a++)
+		for (b = 0; b < want && b < n; b++) {
+			if (a == b)
+				continue;
+			if (check(cudaDeviceCanAccessPeer(&ok, a, b), "cudaDeviceCanAccessPeer"))
+				return IK_ESYS;
+			if (!ok && *bad_a < 0) {
+				*bad_a = a;
+				*bad_b = b;
+			}
+		}
+	return 0;
+}
+
+int eb_ik_use(int ordinal, struct eb_ik_gpu *g)
+{
+	struct cudaDeviceProp p;
+	char what[64];
+	int rc;
+
+	snprintf(what, sizeof(what), "cannot use GPU %d", ordinal);
+	rc = check(cudaSetDevice(ordinal), what);
+	if (rc == 0)
+		rc = check(cudaGetDeviceProperties(&p, ordinal), what);
+	if (rc == 0)
+		rc = check(cudaDeviceGetPCIBusId(g->pci, sizeof(g->pci), ordinal), what);
+	if (rc != 0)
+		return rc;
+	g->ordinal = ordinal;
+	g->sms = p.multiProcessorCount;
+	g->smem_optin = p.sharedMemPerBlockOptin;
+	snprintf(g->name, sizeof(g->name), "%s", p.name);
+	return 0;
+}
+
+void *eb_ik_alloc(size_t bytes)
+{
+	void *p = NULL;
+	char what[96];
+
+	snprintf(what, sizeof(what), "cudaMalloc of %zu bytes", bytes);
+	return check(cudaMalloc(&p, bytes), what) == 0 ? p : NULL;
+}
+
+void eb_ik_free(void *p)
+{
+	if (p != NULL)
+		cudaFree(p);
+}
+
+int eb_ik_export(void *p, unsigned char handle[EB_IK_HANDLE_BYTES])
+{
+	cudaIpcMemHandle_t h;
+	int rc = check(cudaIpcGetMemHandle(&h, p), "cudaIpcGetMemHandle");
+
+	static_assert(sizeof(h) == EB_IK_HANDLE_BYTES, "IPC handle size");
+	if (rc == 0)
+		memcpy(handle, &h, sizeof(h));
+	return rc;
+}
+
+int eb_ik_import(const unsigned char handle[EB_IK_HANDLE_BYTES], void **p)
+{
+	cudaIpcMemHandle_t h;
+
+	memcpy(&h, handle, sizeof(h));
+	return check(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess),
+		     "cudaIpcOpenMemHandle (a peer's buffer)");
+}
+
+void eb_ik_unimport(void *p)
+{
+	if (p != NULL)
+		check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
+}
+
+/* ---- pattern fill and verification on the GPU ---- */
+
+static int grid_for(size_t items)
+{
+	size_t g = (items + 255) / 256;
+
+	return g == 0 ? 1 : g > 4096 ? 4096 : (int)g;
+}
+
+__global__ void fill_kernel(uint64_t *w, size_t words, unsigned char *tail, size_t tail_len,
+			    uint64_t seed)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
+		w[i] = eb_pattern_mix(seed, i * 8);
+	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
+		uint64_t x = eb_pattern_mix(seed, words * 8);
+
+		for (size_t b = 0; b < tail_len; b++)
+			tail[b] = (unsigned char)(x >> (8 * b)); /* little-endian, like the CPU */
+	}
+}
+
+__global__ void verify_kernel(const uint64_t *w, size_t words, const unsigned char *tail,
+			      size_t tail_len, uint64_t seed, unsigned long long *res)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
+		if (w[i] != eb_pattern_mix(seed, i * 8)) {
+			atomicAdd(&res[0], 1ull);
+			atomicMin(&res[1], (unsigned long long)(i * 8));
+		}
+	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
+		uint64_t x = eb_pattern_mix(seed, words * 8);
+
+		for (size_t b = 0; b < tail_len; b++)
+			if (tail[b] != (unsigned char)(x >> (8 * b))) {
+				atomicAdd(&res[0], 1ull);
+				atomicMin(&res[1], (unsigned long long)(words * 8));
+				break;
+			}
+	}
+}
+
+int eb_ik_fill(void *buf, size_t len, uint64_t seed)
+{
+	size_t words = len / 8;
+
+	fill_kernel<<<grid_for(words), 256>>>((uint64_t *)buf, words,
+					      (unsigned char *)buf + words * 8, len % 8, seed);
+	if (check(cudaGetLastError(), "pattern fill kernel") != 0)
+		return IK_ESYS;
+	return check(cudaDeviceSynchronize(), "pattern fill kernel");
+}
+
+int eb_ik_verify(const void *buf, size_t len, uint64_t seed, uint64_t *wrong, uint64_t *first_bad)
+{
+	unsigned long long init[2] = {0, ~0ull}, res[2], *d = NULL;
+	size_t words = len / 8;
+	int rc = check(cudaMalloc(&d, sizeof(res)), "verify: cudaMalloc");
+
+	if (rc != 0)
+		return rc;
+	rc = check(cudaMemcpy(d, init, sizeof(init), cudaMemcpyHostToDevice), "verify: init");
+	if (rc == 0) {
+		verify_kernel<<<grid_for(words), 256>>>((const uint64_t *)buf, words,
+							(const unsigned char *)buf + words * 8,
+							len % 8, seed, d);
+		rc = check(cudaGetLastError(), "verify kernel");
+	}
+	if (rc == 0)
+		rc =
+		    check(cudaMemcpy(res, d, sizeof(res), cudaMemcpyDeviceToHost), "verify kernel");
+	cudaFree(d);
+	if (rc != 0)
+		return rc;
+	*wrong = res[0];
+	if (res[0] != 0)
+		*first_bad = res[1];
+	return 0;
+}
+
+int eb_ik_flip(void *buf, size_t off)
+{
+	unsigned char b;
+	int rc = check(cudaMemcpy(&b, (unsigned char *)buf + off, 1, cudaMemcpyDeviceToHost),
+		       "corrupt: read");
+
+	b = (unsigned char)~b;
+	return rc != 0
+		   ? rc
+		   : check(cudaMemcpy((unsigned char *)buf + off, &b, 1, cudaMemcpyHostToDevice),
+			   "corrupt: write");
+}
+
+int eb_ik_put_u64(void *dst, uint64_t v)
+{
+	return check(cudaMemcpy(dst, &v, 8, cudaMemcpyHostToDevice), "write a flag");
+}
+
+int eb_ik_get_u64(const void *src, uint64_t *v)
+{
+	return check(cudaMemcpy(v, src, 8, cudaMemcpyDeviceToHost), "read a flag");
+}
+
+/* ---- the copy kernels ---- */
+
+struct signal {
+	uint64_t *flag; /* NULL: no completion signal */
+	uint64_t val;
+	unsigned int *arrived; /* blocks done with this launch; the last resets it */
+};
+
+/* Every block fences its stores at system scope and counts itself; the last one publishes
+ * the flag, so a target that sees it also sees every byte of the launch. */
+static __device__ void signal_done(const struct signal &s)
+{
+	if (s.flag == NULL)
+		return;
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	__threadfence_system();
+	if (atomicAdd(s.arrived, 1u) == gridDim.x - 1) {
+		atomicExch(s.arrived, 0u);
+		asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(s.flag), "l"(s.val) : "memory");
+	}
+}
+
+/* Bytes past the last whole 16-byte vector: block 0 copies them one by one. */
+static __device__ void copy_tail(unsigned char *dst, const unsigned char *src, size_t from,
+				 size_t len)
+{
+	if (blockIdx.x != 0)
+		return;
+	for (size_t b = from + threadIdx.x; b < len; b += blockDim.x)
+		dst[b] = src[b];
+}
+
+/* Grid-stride copy, four independent 16-byte loads in flight per thread before the stores;
+ * L2-only (.cg) accesses, since none of the data is reused (plain and .cs accesses measured
+ * the same over NVLink). */
+__global__ void st_kernel(int4 *dst, const int4 *src, size_t n16, size_t len, struct signal s)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (; i + 3 * stride < n16; i += 4 * stride) {
+		int4 a = __ldcg(src + i), b = __ldcg(src + i + stride);
+		int4 c = __ldcg(src + i + 2 * stride), d = __ldcg(src + i + 3 * stride);
+
+		__stcg(dst + i, a);
+		__stcg(dst + i + stride, b);
+		__stcg(dst + i + 2 * stride, c);
+		__stcg(dst + i + 3 * stride, d);
+	}
+	for (; i < n16; i += stride)
+		__stcg(dst + i, __ldcg(src + i));
+	copy_tail((unsigned char *)dst, (const unsigned char *)src, n16 * 16, len);
+	signal_done(s);
+}
+
+__global__ void empty_kernel(void)
+{
+}
+
+static __device__ uint32_t smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ void tma_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+		     : "memory");
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+		     "[%1], %2, [%3];" ::"r"(dst),
+		     "l"(src), "r"(bytes), "r"(bar)
+		     : "memory");
+}
+
+/* Wait for phase `parity` of an mbarrier; trap (the host sees the launch fail) past the
+ * deadline rather than hang. */
+static __device__ void tma_wait(uint32_t bar, uint32_t parity, uint64_t deadline)
+{
+	uint32_t done = 0;
+
+	while (!done) {
+		asm volatile(
+		    "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+		    "selp.u32 %0, 1, 0, p; }"
+		    : "=r"(done)
+		    : "r"(bar), "r"(parity)
+		    : "memory");
+		if (!done && gpu_ns() > deadline)
+			__trap();
+	}
+}
+
+/* Bulk asynchronous copy: one thread per block streams its chunks (block b takes chunks b,
+ * b + grid, ...) through `stages` shared-memory buffers: bulk loads run stages - 1 chunks
+ * ahead, and each buffer is reloaded as soon as the bulk store that read it has drained it.
+ * The copy engines of the SMs (TMA) then move the data; no thread touches it. */
+__global__ void tma_kernel(unsigned char *dst, const unsigned char *src, size_t len, uint32_t chunk,
+			   int stages, uint64_t timeout_ns, struct signal s)
+{
+	extern __shared__ __align__(128) unsigned char smem[];
+	size_t n16 = len / 16 * 16, nchunks = (n16 + chunk - 1) / chunk;
+	size_t mine = nchunks > blockIdx.x ? (nchunks - blockIdx.x - 1) / gridDim.x + 1 : 0;
+
+	if (threadIdx.x == 0 && mine > 0) {
+		uint32_t buf0 = smem_addr(smem), bar0 = smem_addr(smem + (size_t)stages * chunk);
+		uint64_t deadline = gpu_ns() + timeout_ns;
+		size_t k;
+
+		for (int st = 0; st < stages; st++)
+			asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar0 + 8 * st)
+				     : "memory");
+		/* The bulk copies (async proxy) must see the initialised barriers. */
+		asm volatile(
+		    "fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+			: "memory");
+#define CHUNK_OFF(k) (((size_t)blockIdx.x + (size_t)(k)*gridDim.x) * chunk)
+#define CHUNK_LEN(k) ((uint32_t)(n16 - CHUNK_OFF(k) < chunk ? n16 - CHUNK_OFF(k) : chunk))
+		for (k = 0; k + 1 < (size_t)stages && k < mine; k++)
+			tma_load(buf0 + (uint32_t)(k % stages) * chunk, src + CHUNK_OFF(k),
+				 CHUNK_LEN(k), bar0 + 8 * (uint32_t)(k % stages));
+		for (k = 0; k < mine; k++) {
+			uint32_t st = (uint32_t)(k % stages);
+			size_t j = k + (size_t)stages - 1;
+
+			tma_wait(bar0 + 8 * st, (uint32_t)((k / stages) & 1), deadline);
+			asm volatile(
+			    "cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
+				dst + CHUNK_OFF(k)),
+			    "r"(buf0 + st * chunk), "r"(CHUNK_LEN(k))
+			    : "memory");
+			asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+			if (j < mine) {
+				/* Buffer j % stages last held chunk k - 1: wait until its store
+				 * has read it (store k may stay in flight). */
+				asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+				tma_load(buf0 + (uint32_t)(j % stages) * chunk, src + CHUNK_OFF(j),
+					 CHUNK_LEN(j), bar0 + 8 * (uint32_t)(j % stages));
+			}
+		}
+#undef CHUNK_OFF
+#undef CHUNK_LEN
+		/* Stores complete and visible before the generic-proxy signal below. */
+		asm volatile("cp.async.bulk.wait_group 0;\n\tfence.proxy.async.global;" ::
+				 : "memory");
+	}
+	copy_tail(dst, src, n16, len);
+	signal_done(s);
+}
+
+/* ---- timing ---- */
+
+__global__ void gate_kernel(const volatile uint32_t *go, uint32_t ticket, uint64_t timeout_ns,
+			    volatile uint32_t *late)
+{
+	uint64_t t0 = gpu_ns();
+
+	while (*go < ticket) {
+		if (gpu_ns() - t0 > timeout_ns) {
+			*late = 1;
+			return;
+		}
+		__nanosleep(256);
+	}
+}
+
+struct eb_ik_timer {
+	int nstreams, max_batch;
+	cudaStream_t *streams;
+	cudaEvent_t *ev;			 /* [nstreams][max_batch + 1] */
+	uint32_t *go_h, *go_d, *late_h, *late_d; /* mapped host words */
+	uint32_t ticket;
+	unsigned int *arrived; /* device: one counter per stream for signal_done */
+};
+
+static const char *ce_api = "cudaMemcpyPeerAsync";
+static int ce_plain; /* cudaMemcpyPeerAsync refused the IPC mapping: use cudaMemcpyAsync */
+
+const char *eb_ik_ce_api(void)
+{
+	return ce_api;
+}
+
+void eb_ik_timer_destroy(struct eb_ik_timer *t)
+{
+	int i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; t->ev != NULL && i < t->nstreams * (t->max_batch + 1); i++)
+		if (t->ev[i] != NULL)
+			cudaEventDestroy(t->ev[i]);
+	for (i = 0; t->streams != NULL && i < t->nstreams; i++)
+		if (t->streams[i] != NULL)
+			cudaStreamDestroy(t->streams[i]);
+	if (t->go_h != NULL)
+		cudaFreeHost(t->go_h);
+	if (t->arrived != NULL)
+		cudaFree(t->arrived);
+	free(t->ev);
+	free(t->streams);
+	free(t);
+}
+
+int eb_ik_timer_create(struct eb_ik_timer **out, int nstreams, int max_batch)
+{
+	struct eb_ik_timer *t = (struct eb_ik_timer *)calloc(1, sizeof(*t));
+	int i, rc = IK_ENOMEM;
+
+	if (t == NULL)
+		return IK_ENOMEM;
+	t->nstreams = nstreams;
+	t->max_batch = max_batch;
+	t->streams = (cudaStream_t *)calloc((size_t)nstreams, sizeof(cudaStream_t));
+	t->ev = (cudaEvent_t *)calloc((size_t)nstreams * (max_batch + 1), sizeof(cudaEvent_t));
+	if (t->streams == NULL || t->ev == NULL)
+		goto destroy;
+	for (i = 0; i < nstreams; i++) {
+		rc = check(cudaStreamCreateWithFlags(&t->streams[i], cudaStreamNonBlocking),
+			   "cudaStreamCreate");
+		if (rc != 0)
+			goto destroy;
+	}
+	for (i = 0; i < nstreams * (max_batch + 1); i++) {
+		rc = check(cudaEventCreate(&t->ev[i]), "cudaEventCreate");
+		if (rc != 0)
+			goto destroy;
+	}
+	rc = check(cudaHostAlloc((void **)&t->go_h, 256, cudaHostAllocMapped), "cudaHostAlloc");
+	if (rc != 0)
+		goto destroy;
+	memset(t->go_h, 0, 256);
+	t->late_h = t->go_h + 32; /* its own cache line */
+	rc = check(cudaHostGetDevicePointer((void **)&t->go_d, t->go_h, 0),
+		   "cudaHostGetDevicePointer");
+	if (rc != 0)
+		goto destroy;
+	t->late_d = t->go_d + 32;
+	rc = check(cudaMalloc((void **)&t->arrived, sizeof(unsigned int) * nstreams), "cudaMalloc");
+	if (rc == 0)
+		rc =
+		    check(cudaMemset(t->arrived, 0, sizeof(unsigned int) * nstreams), "cudaMemset");
+	if (rc != 0)
+		goto destroy;
+	*out = t;
+	return 0;
+destroy:
+	eb_ik_timer_destroy(t);
+	return rc;
+}
+
+static int launch(struct eb_ik_timer *t, int s, const struct eb_ik_op *op, uint64_t timeout_ns)
+{
+	cudaStream_t st = t->streams[s];
+	struct signal sig = {op->flag, op->flag_val, t->arrived + s};
+	cudaError_t err = cudaSuccess;
+
+	switch (op->method) {
+	case EB_IK_CE:
+		if (!ce_plain) {
+			err = cudaMemcpyPeerAsync(op->dst, op->dst_dev, op->src, op->src_dev,
+						  op->len, st);
+			if (err == cudaSuccess)
+				break;
+			cudaGetLastError();
+			ce_plain = 1;
+			ce_api = "cudaMemcpyAsync";
+			fprintf(stderr,
+				"efabench: warning: cudaMemcpyPeerAsync refused the IPC mapping "
+				"(%s); the copy engine runs through cudaMemcpyAsync instead\n",
+				cudaGetErrorString(err));
+		}
+		err = cudaMemcpyAsync(op->dst, op->src, op->len, cudaMemcpyDefault, st);
+		break;
+	case EB_IK_ST:
+		st_kernel<<<op->grid, op->block, 0, st>>>((int4 *)op->dst, (const int4 *)op->src,
+							  op->len / 16, op->len, sig);
+		break;
+	case EB_IK_TMA: {
+		size_t smem = (size_t)op->tma_stages * op->tma_chunk + 8 * op->tma_stages;
+
+		tma_kernel<<<op->grid, 32, smem, st>>>(
+		    (unsigned char *)op->dst, (const unsigned char *)op->src, op->len,
+		    (uint32_t)op->tma_chunk, op->tma_stages, timeout_ns, sig);
+		break;
+	}
+	case EB_IK_EMPTY:
+		empty_kernel<<<op->grid, op->block, 0, st>>>();
+		break;
+	}
+	if (err == cudaSuccess)
+		err = cudaGetLastError();
+	return check(err, op->method == EB_IK_CE ? "copy-engine copy" : "kernel launch");
+}
+
+/* Poll the batch's last events against the deadline (a blocking sync could hang). */
+static int wait_batch(struct eb_ik_timer *t, int nops, int b, uint64_t deadline)
+{
+	int s;
+
+	for (s = 0; s < nops; s++) {
+		cudaError_t err;
+
+		while ((err = cudaEventQuery(t->ev[s * (t->max_batch + 1) + b])) ==
+		       cudaErrorNotReady) {
+			if (host_ns() > deadline) {
+				fprintf(stderr,
+					"efabench: error: GPU work did not finish within the "
+					"deadline (stream %d)\n",
+					s);
+				return IK_ETIMEDOUT;
+			}
+			sched_yield();
+		}
+		if (check(err, "GPU work") != 0)
+			return IK_ESYS;
+	}
+	return 0;
+}
+
+int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long n, double *samples,
+	      long *nsamples, double timeout_s, int (*sync)(void *), void *arg)
+{
+	uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
+	long done = 0;
+	int s, i, rc = 0;
+
+	*nsamples = 0;
+	if (nops > t->nstreams)
+		return IK_EINVAL;
+	for (s = 0; s < nops; s++)
+		if (ops[s].method == EB_IK_TMA) {
+			size_t smem =
+			    (size_t)ops[s].tma_stages * ops[s].tma_chunk + 8 * ops[s].tma_stages;
+
+			rc = check(cudaFuncSetAttribute(tma_kernel,
+							cudaFuncAttributeMaxDynamicSharedMemorySize,
+							(int)smem),
+				   "TMA kernel shared memory (lower --tma-chunk or --tma-stages)");
+			if (rc != 0)
+				return rc;
+		}
+	while (done < n) {
+		int b = (int)(n - done < t->max_batch ? n - done : t->max_batch), rc2;
+
+		t->ticket++;
+		*(volatile uint32_t *)t->late_h = 0;
+		for (s = 0; s < nops && rc == 0; s++) {
+			cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
+
+			gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket, timeout_ns,
+								t->late_d);
+			rc = check(cudaGetLastError(), "gate kernel");
+			for (i = 0; i < b && rc == 0; i++) {
+				rc =
+				    check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");
+				if (rc == 0)
+					rc = launch(t, s, &ops[s], timeout_ns);
+			}
+			if (rc == 0)
+				rc =
+				    check(cudaEventRecord(ev[b], t->streams[s]), "cudaEventRecord");
+		}
+		if (rc == 0 && sync != NULL)
+			rc = sync(arg);
+		/* Open the gate even after a failure, so nothing queued waits for its timeout. */
+		__atomic_store_n(t->go_h, t->ticket, __ATOMIC_RELEASE);
+		rc2 = wait_batch(t, s, b, host_ns() + timeout_ns);
+		if (rc == 0)
+			rc = rc2;
+		if (rc == 0 && *(volatile uint32_t *)t->late_h != 0) {
+			fprintf(stderr, "efabench: error: the gate kernel timed out: the host took "
+					"longer than the deadline to enqueue a batch\n");
+			rc = IK_ETIMEDOUT;
+		}
+		if (rc != 0)
+			return rc;
+		if (nops == 1) {
+			for (i = 0; i < b; i++) {
+				float ms = 0;
+
+				rc = check(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
+					   "cudaEventElapsedTime");
+				if (rc != 0)
+					return rc;
+				samples[(*nsamples)++] = ms * 1e-3;
+			}
+		} else {
+			float lo = 0, hi = 0;
+
+			for (s = 0; s < nops; s++) {
+				float a, z;
+				cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
+
+				rc = check(cudaEventElapsedTime(&a, t->ev[0], ev[0]),
+					   "cudaEventElapsedTime");
+				if (rc == 0)
+					rc = check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
+						   "cudaEventElapsedTime");
+				if (rc != 0)
+					return rc;
+				lo = s == 0 || a < lo ? a : lo;
+				hi = s == 0 || z > hi ? z : hi;
+			}
+			samples[(*nsamples)++] = (hi - lo) * 1e-3 / b;
+		}
+		done += b;
+	}
+	return 0;
+}
