@@ -10,6 +10,7 @@
 #include "queue.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define EB_MAX_SIZES	64
@@ -141,6 +142,9 @@ void eb_report_header(const struct eb_report *r);
 void eb_report_row(const struct eb_report *r, int size_index);
 void eb_report_footer(const struct eb_report *r, uint64_t wrong);
 int eb_report_csv(const struct eb_report *r, const char *path);
+/* An output file, with one error line on failure (NULL / EB_ESYS). */
+FILE *eb_report_open(const char *path);
+int eb_report_close(FILE *f, const char *path);
 int eb_report_json(const struct eb_report *r, const char *path);
 
 #endif

@@ -4,11 +4,8 @@
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "../core/json.h"
-#include "../core/log.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 static const char *const pairs_name[] = {"first", "each", "all"};
 static const char *const method_name[] = {"ce", "st", "tma"};
@@ -208,34 +205,16 @@ static int csv_row(const struct eb_ireport *r, const struct row *x, void *arg)
 	return EB_OK;
 }
 
-static FILE *open_out(const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f == NULL)
-		eb_err("cannot write %s: %s", path, strerror(errno));
-	return f;
-}
-
-static int close_out(FILE *f, const char *path)
-{
-	if (ferror(f) | fclose(f)) {
-		eb_err("error writing %s", path);
-		return EB_ESYS;
-	}
-	return EB_OK;
-}
-
 int eb_ipc_csv(const struct eb_ireport *r, const char *path)
 {
-	FILE *f = open_out(path);
+	FILE *f = eb_report_open(path);
 
 	if (f == NULL)
 		return EB_ESYS;
 	fprintf(f, "bench,dir,kind,method,shape,grid,block,size,count,t_s,gbytes_per_s,gbps,"
 		   "nvl_pct,ce_pct,wrong\n");
 	each_row(r, csv_row, f);
-	return close_out(f, path);
+	return eb_report_close(f, path);
 }
 
 static int json_row(const struct eb_ireport *r, const struct row *x, void *arg)
@@ -287,7 +266,7 @@ static int json_row(const struct eb_ireport *r, const struct row *x, void *arg)
 
 int eb_ipc_json(const struct eb_ireport *r, const char *path)
 {
-	FILE *f = open_out(path);
+	FILE *f = eb_report_open(path);
 	struct eb_json j;
 
 	if (f == NULL)
@@ -324,5 +303,5 @@ int eb_ipc_json(const struct eb_ireport *r, const char *path)
 	eb_json_arr_end(&j);
 	eb_json_obj_end(&j);
 	fputc('\n', f);
-	return close_out(f, path);
+	return eb_report_close(f, path);
 }

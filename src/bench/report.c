@@ -86,7 +86,7 @@ void eb_report_footer(const struct eb_report *r, uint64_t wrong)
 	fflush(stdout);
 }
 
-static FILE *open_out(const char *path)
+FILE *eb_report_open(const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -95,7 +95,7 @@ static FILE *open_out(const char *path)
 	return f;
 }
 
-static int close_out(FILE *f, const char *path)
+int eb_report_close(FILE *f, const char *path)
 {
 	int bad = ferror(f);
 
@@ -109,7 +109,7 @@ static int close_out(FILE *f, const char *path)
 int eb_report_csv(const struct eb_report *r, const char *path)
 {
 	const struct eb_opts *o = r->o;
-	FILE *f = open_out(path);
+	FILE *f = eb_report_open(path);
 	int i, n = o->nsizes * r->nvars;
 
 	if (f == NULL)
@@ -134,7 +134,7 @@ int eb_report_csv(const struct eb_report *r, const char *path)
 			x->all.p50 * 1e6, x->all.p99 * 1e6, x->all.max * 1e6, x->all.stddev * 1e6,
 			(unsigned long long)x->wrong);
 	}
-	return close_out(f, path);
+	return eb_report_close(f, path);
 }
 
 static void json_settings(struct eb_json *j, const struct eb_report *r)
@@ -193,7 +193,7 @@ static void json_nccl(struct eb_json *j, const struct eb_result *x, int n)
 
 int eb_report_json(const struct eb_report *r, const char *path)
 {
-	FILE *f = open_out(path);
+	FILE *f = eb_report_open(path);
 	struct eb_json j;
 	int i, g, n = r->o->nsizes * r->nvars;
 
@@ -249,5 +249,5 @@ int eb_report_json(const struct eb_report *r, const char *path)
 	}
 	eb_json_arr_end(&j);
 	eb_json_obj_end(&j);
-	return close_out(f, path);
+	return eb_report_close(f, path);
 }
