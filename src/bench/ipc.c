@@ -124,11 +124,17 @@ const char *eb_ipc_dir_name(int dir)
 }
 
 #ifndef EB_HAVE_CUDA
-int eb_ipc_main(struct eb_opts *o)
+int eb_ipc_probe(const struct eb_opts *o)
 {
 	(void)o;
 	eb_err("efabench ipc needs a build with CUDA (this one has none)");
-	return 2;
+	return -2;
+}
+
+int eb_ipc_rank(struct eb_boot *boot, void *opts)
+{
+	(void)boot;
+	return -eb_ipc_probe(opts);
 }
 #else
 
@@ -688,9 +694,9 @@ static int agree(struct ictx *c, int rc)
 	return out;
 }
 
-static int ipc_rank(struct eb_boot *boot, void *arg)
+int eb_ipc_rank(struct eb_boot *boot, void *opts)
 {
-	const struct eb_opts *o = arg;
+	const struct eb_opts *o = opts;
 	struct ictx c = {.o = o, .io = &o->ipc, .boot = boot, .rank = boot->rank, .n = boot->size};
 	size_t region;
 	long nsamples = o->iters > o->warmup ? o->iters : o->warmup;
@@ -753,8 +759,8 @@ struct probe_result {
 };
 
 /* Count GPUs and check peer access in a child, so this process never initialises CUDA
- * before it forks the ranks. Returns the rank count, or minus an exit status. */
-static int probe(const struct eb_opts *o)
+ * before it forks the ranks. */
+int eb_ipc_probe(const struct eb_opts *o)
 {
 	struct probe_result r = {EB_ESYS, 0, -1, -1};
 	int fd[2], status, want = o->ipc.pairs == EB_IPC_FIRST ? 2 : o->np ? o->np : INT_MAX;
@@ -802,32 +808,4 @@ static int probe(const struct eb_opts *o)
 	return o->np ? o->np : r.ngpus;
 }
 
-int eb_ipc_main(struct eb_opts *o)
-{
-	struct eb_boot boot;
-	int np, rc, code;
-
-	if (o->rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP) {
-		eb_err("efabench ipc runs on one host: start it with --np or mpirun, not a "
-		       "rendezvous");
-		return 2;
-	}
-	if (eb_boot_detect() == EB_LAUNCH_MPI) {
-		if (o->np != 0) {
-			eb_err("--np is for the embedded launcher; under mpirun the launcher sets "
-			       "the rank count");
-			return 2;
-		}
-		rc = eb_boot_mpi_init(&boot);
-		if (rc != EB_OK)
-			return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
-		code = ipc_rank(&boot, o);
-		eb_boot_finalize(&boot, code);
-		return code;
-	}
-	np = probe(o);
-	if (np < 0)
-		return -np;
-	return eb_launch_local(np, ipc_rank, o, o->fab.timeout_s + 5.0);
-}
 #endif

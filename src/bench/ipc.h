@@ -35,8 +35,12 @@ int eb_ipc_parse_pairs(const char *s, enum eb_ipc_pairs *p);
 int eb_ipc_parse_methods(const char *s, unsigned *mask);
 int eb_ipc_parse_dirs(const char *s, unsigned *mask);
 
-/* Launch the benchmark: one rank per GPU through the embedded launcher (--np, default every
- * GPU) or the MPI launcher that started this process. Returns the exit status. */
-int eb_ipc_main(struct eb_opts *o);
+/* Before the embedded launcher forks: count the GPUs and check peer access (in a child
+ * process). Returns the rank count (--np, default every GPU), or minus an exit status after
+ * one line saying why. */
+int eb_ipc_probe(const struct eb_opts *o);
+
+/* One rank (GPU = local rank); opts is the struct eb_opts. Returns the exit status. */
+int eb_ipc_rank(struct eb_boot *boot, void *opts);
 
 #endif

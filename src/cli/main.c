@@ -18,7 +18,7 @@ static const struct eb_bench *const benches[] = {&eb_bench_write, &eb_bench_send
 						 &eb_bench_alltoall};
 
 struct rank_args {
-	const struct eb_bench *b;
+	const struct eb_bench *b; /* NULL: efabench ipc */
 	const struct eb_opts *o;
 };
 
@@ -26,6 +26,8 @@ static int rank_main(struct eb_boot *boot, void *arg)
 {
 	struct rank_args *a = arg;
 
+	if (a->b == NULL)
+		return eb_ipc_rank(boot, (void *)a->o);
 	return eb_exit_code(eb_harness_run(a->b, a->o, boot));
 }
 
@@ -147,14 +149,9 @@ int main(int argc, char **argv)
 		o.q.json = o.json;
 		return eb_exit_code(eb_queue_run(&o.q));
 	}
-	if (b == NULL && strcmp(argv[1], "ipc") == 0) {
-		if (check_writable(o.csv) != EB_OK || check_writable(o.json) != EB_OK)
-			return 2;
-		return eb_ipc_main(&o);
-	}
-	if (b == NULL)
+	if (b == NULL && strcmp(argv[1], "info") == 0)
 		return eb_info_main();
-	if (eb_harness_select(b, o.layouts, a_vars) == 0) {
+	if (b != NULL && eb_harness_select(b, o.layouts, a_vars) == 0) {
 		eb_err("%s has no variant with the layouts asked for (--layout)", b->name);
 		return 2;
 	}
@@ -162,6 +159,17 @@ int main(int argc, char **argv)
 		return 2;
 	a.b = b;
 	a.o = &o;
+	if (b == NULL) { /* ipc: one rank per GPU of this host */
+		if (o.rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP) {
+			eb_err("efabench ipc runs on one host: start it with --np or mpirun, not "
+			       "a rendezvous");
+			return 2;
+		}
+		if (eb_boot_detect() == EB_LAUNCH_MPI)
+			return run_mpi(&o, &a);
+		np = eb_ipc_probe(&o);
+		return np < 0 ? -np : eb_launch_local(np, rank_main, &a, o.fab.timeout_s + 5.0);
+	}
 	if (o.rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP)
 		return run_rendezvous(&o, &a);
 	if (eb_boot_detect() == EB_LAUNCH_MPI)
