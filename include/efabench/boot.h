@@ -37,6 +37,12 @@ int eb_boot_barrier(struct eb_boot *b, uint64_t deadline);
 int eb_boot_check(struct eb_boot *b);
 void eb_boot_finalize(struct eb_boot *b, int exit_code);
 
+enum eb_reduce { EB_SUM, EB_MIN, EB_MAX };
+
+/* Every rank's v combined (sum, min or max) into *out on every rank. */
+int eb_boot_allreduce(struct eb_boot *b, int64_t v, enum eb_reduce op, int64_t *out,
+		      uint64_t deadline);
+
 /* 1 if every rank reports the same host name (decides shm vs tcp), 0 if not, or < 0. */
 int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 
@@ -81,5 +87,10 @@ typedef int (*eb_rank_main)(struct eb_boot *b, void *arg);
  * others which. grace_s bounds how long survivors get to exit before they are killed.
  * Returns the job's exit status (0 when every rank returned 0). */
 int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s);
+
+/* Run fn(arg, out) in a child process, so this one initialises nothing (libfabric, CUDA)
+ * before it forks ranks; out (len bytes) comes back through a pipe. Returns fn's value as
+ * the child's exit status (0..255), or 1 when the child died (printed). */
+int eb_launch_probe(int (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len);
 
 #endif

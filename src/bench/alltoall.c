@@ -3,6 +3,7 @@
  * iteration ends when its writes completed locally and every source's chunks arrived here;
  * iterations need no barrier, cumulative counts keep them apart. */
 #include "harness.h"
+#include "../report/rec.h"
 #include "efabench/buf.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
@@ -155,20 +156,40 @@ static void *a2a_landing(struct eb_ctx *c)
 	return st->in + (size_t)((c->rank + c->nranks - 1) % c->nranks) * st->slot;
 }
 
-const struct eb_bench eb_bench_alltoall = {
-    .name = "alltoall",
-    .summary = "every rank writes S bytes to every other rank at once with fi_writedata, "
-	       "immediate data counted per source",
+/* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
+ * (S per rank, self included), algbw = size / t, busbw = algbw * (N - 1) / N, in GB/s. */
+static void a2a_extra(const struct eb_ctx *c, const struct eb_result *x, struct eb_rec *rec)
+{
+	double n = c->nranks, size = (double)x->size * n;
+	double algbw = x->t_s > 0 ? size / x->t_s / 1e9 : 0.0;
+
+	eb_rec_obj(rec, "nccl_tests");
+	eb_rec_num(rec, "size", size);
+	eb_rec_num(rec, "time_us", x->t_s * 1e6);
+	eb_rec_num(rec, "algbw_GBps", algbw);
+	eb_rec_num(rec, "busbw_GBps", algbw * (n - 1) / n);
+	eb_rec_end(rec);
+}
+
+static const struct eb_bench a2a_bench = {
     .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
 	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
     .nvariants = 3,
     .variants = {{"Single", EB_LAYOUT_SINGLE, EB_FLOW_ALL},
 		 {"Split", EB_LAYOUT_SPLIT, EB_FLOW_ALL},
 		 {"RoundRobin", EB_LAYOUT_RR, EB_FLOW_ALL}},
-    .setup = a2a_setup,
-    .teardown = a2a_teardown,
-    .prepare = a2a_prepare,
-    .iter = a2a_iter,
-    .verify = a2a_verify,
-    .landing = a2a_landing,
+    EB_BENCH_HOOKS(a2a),
+    .extra = a2a_extra,
+};
+
+const struct eb_cmd eb_cmd_alltoall = {
+    .name = "alltoall",
+    .summary = "every rank writes to every other rank at once",
+    .help = "  every rank writes S bytes to every other rank at once, each target counting\n"
+	    "  immediate data per (source, channel); t = each rank's time per iteration\n"
+	    "  (its writes done, every source's chunks arrived), averaged over ranks;\n"
+	    "  Gbps = 8*S*(N-1)/t per rank. JSON adds nccl-tests' figures: size = S*N,\n"
+	    "  algbw = size/t, busbw = algbw*(N-1)/N (GB/s)",
+    .groups = EB_G_FABRIC_BENCH,
+    .bench = &a2a_bench,
 };

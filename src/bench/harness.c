@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "harness_out.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
@@ -12,22 +13,6 @@
 static uint64_t phase_deadline(const struct eb_ctx *c, long iters)
 {
 	return eb_deadline(c->o->fab.timeout_s * (double)(iters + 2));
-}
-
-/* Sum of every rank's wrong-word count; collective, so all ranks fail together. */
-static int sum_wrong(struct eb_ctx *c, uint64_t mine, uint64_t deadline, uint64_t *total)
-{
-	uint64_t *all = malloc(sizeof(*all) * (size_t)c->nranks);
-	int r, rc;
-
-	if (all == NULL)
-		return EB_ENOMEM;
-	rc = eb_boot_allgather(c->e->boot, &mine, all, sizeof(mine), deadline);
-	*total = 0;
-	for (r = 0; rc == EB_OK && r < c->nranks; r++)
-		*total += all[r];
-	free(all);
-	return rc;
 }
 
 static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
@@ -44,6 +29,7 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 		 uint64_t *wrong)
 {
 	uint64_t mine = 0, t0, t1;
+	int64_t total = 0;
 	long i;
 	int rc;
 
@@ -74,8 +60,11 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 		mine += b->verify(c);
 	if (mine > 0)
 		eb_err("%llu wrong words received (%s %s, %zu bytes)", (unsigned long long)mine,
-		       b->name, c->var->name, c->bytes);
-	return sum_wrong(c, mine, phase_deadline(c, iters), wrong);
+		       c->o->cmd->name, c->var->name, c->bytes);
+	/* Collective, so every rank fails together. */
+	rc = eb_boot_allreduce(c->e->boot, (int64_t)mine, EB_SUM, &total, phase_deadline(c, iters));
+	*wrong = (uint64_t)total;
+	return rc;
 }
 
 static int group_count(enum eb_flow p, int nranks)
@@ -103,27 +92,6 @@ static void set_roles(struct eb_ctx *c, int group)
 	}
 }
 
-double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks)
-{
-	return (double)size * (v->flow == EB_FLOW_PAIRS ? 1.0 : (double)(nranks - 1));
-}
-
-/* Distinct NICs rank 0 drives in the variant: what BusBW is measured against. */
-int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks)
-{
-	int used[64] = {0}, peer, ch, n = 0;
-	int last = v->flow == EB_FLOW_PAIRS ? 1 : nranks - 1; /* one pair is typical */
-	size_t off, len;
-
-	for (peer = 1; peer <= last; peer++)
-		for (ch = 0; ch < e->nchan; ch++)
-			if (eb_layout_slice(v->layout, e->nchan, 0, peer, 1u << 20, ch, &off, &len))
-				used[e->chan[ch].nic_index % 64] = 1;
-	for (ch = 0; ch < 64; ch++)
-		n += used[ch];
-	return n;
-}
-
 static void scale(struct eb_stats *s, double f)
 {
 	s->mean *= f;
@@ -148,10 +116,10 @@ static void summarise(const struct eb_bench *b, const struct eb_report *rep, str
 	eb_stats_compute(pooled, (size_t)iters * (size_t)res->ngroups, &res->all);
 	scale(&res->all, half);
 	res->t_s = res->all.mean;
-	res->gbps = res->t_s > 0
-			? 8.0 * eb_variant_bytes(res->var, res->size, rep->nranks) / res->t_s / 1e9
-			: 0.0;
-	res->nics = eb_variant_nics(rep->e, res->var, rep->nranks);
+	res->gbps = res->t_s > 0 ? 8.0 * eb_variant_bytes(res->var, res->size, rep->c->nranks) /
+				       res->t_s / 1e9
+				 : 0.0;
+	res->nics = eb_variant_nics(rep->c->e, res->var, rep->c->nranks);
 	cap = rep->link_gbps * res->nics;
 	res->busbw = cap > 0 ? 100.0 * res->gbps / cap : -1.0;
 }
@@ -198,7 +166,7 @@ static int alloc_results(struct eb_report *rep, int nres)
 	if (rep->res == NULL)
 		return EB_ENOMEM;
 	for (i = 0; i < nres; i++) {
-		rep->res[i].groups = calloc((size_t)rep->nranks, sizeof(struct eb_stats));
+		rep->res[i].groups = calloc((size_t)rep->c->nranks, sizeof(struct eb_stats));
 		if (rep->res[i].groups == NULL)
 			return EB_ENOMEM;
 	}
@@ -232,11 +200,38 @@ int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct e
 	return n;
 }
 
+struct probe_arg {
+	const struct eb_opts *o;
+	int np;
+};
+
+static int validate(const void *arg, void *out)
+{
+	const struct probe_arg *a = arg;
+
+	return eb_exit_code(eb_fabric_validate(&a->o->fab, a->np, 1));
+}
+
+int eb_harness_probe(const struct eb_opts *o)
+{
+	struct probe_arg a = {o, o->np ? o->np : 2};
+	char none;
+	int code;
+
+	if (a.np < 2) {
+		eb_err("%s pairs rank 0 with every other rank: it needs --np 2 or more (got %d)",
+		       o->cmd->name, a.np);
+		return -2;
+	}
+	code = eb_launch_probe(validate, &a, &none, 1);
+	return code != 0 ? -code : a.np;
+}
+
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
 	struct eb_engine e;
 	struct eb_ctx c = {.o = o, .rank = boot->rank, .nranks = boot->size, .peer = -1};
-	struct eb_report rep = {.b = b, .o = o, .e = &e, .nranks = boot->size};
+	struct eb_report rep = {.b = b, .c = &c};
 	double *samples = NULL, *pooled = NULL;
 	uint64_t wrong_total = 0;
 	int file_rc = EB_OK, nres, s, v, rc;
@@ -245,7 +240,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	nres = o->nsizes * rep.nvars;
 	if (boot->size < 2) {
 		if (boot->rank == 0)
-			eb_err("%s needs at least 2 ranks; got %d", b->name, boot->size);
+			eb_err("%s needs at least 2 ranks; got %d", o->cmd->name, boot->size);
 		return EB_EINVAL;
 	}
 	rc = eb_engine_open(&e, boot, &o->fab);
@@ -253,8 +248,6 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		return rc;
 	c.e = &e;
 	eb_harness_tune(o, e.prov, &c.chunk, &c.window);
-	rep.chunk = c.chunk;
-	rep.window = c.window;
 	rep.launcher = boot->ops->name;
 	rep.link_gbps = e.chan[0].nic.link_gbps;
 	rc = alloc_results(&rep, nres);
@@ -269,7 +262,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc != EB_OK)
 		goto teardown;
 	if (c.rank == 0)
-		eb_report_header(&rep);
+		eb_harness_header(&rep);
 	for (s = 0; s < o->nsizes; s++) {
 		c.bytes = (size_t)o->sizes[s];
 		for (v = 0; v < rep.nvars; v++) {
@@ -284,15 +277,10 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 			wrong_total += res->wrong;
 		}
 		if (c.rank == 0)
-			eb_report_row(&rep, s);
+			eb_harness_row(&rep, s);
 	}
-	if (c.rank == 0) {
-		eb_report_footer(&rep, wrong_total);
-		if (o->csv != NULL && eb_report_csv(&rep, o->csv) != EB_OK)
-			file_rc = EB_ESYS;
-		if (o->json != NULL && eb_report_json(&rep, o->json) != EB_OK)
-			file_rc = EB_ESYS;
-	}
+	if (c.rank == 0)
+		file_rc = eb_harness_files(&rep, wrong_total);
 	/* Nobody tears down while a peer may still read its memory. */
 	rc = eb_boot_barrier(boot, eb_engine_deadline(&e));
 	if (rc == EB_OK && wrong_total > 0)

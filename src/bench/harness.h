@@ -3,40 +3,18 @@
 #ifndef EB_BENCH_HARNESS_H
 #define EB_BENCH_HARNESS_H
 
+#include "cmd.h"
 #include "efabench/engine.h"
 #include "efabench/layout.h"
 #include "efabench/stats.h"
-#include "ipc.h"
-#include "queue.h"
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
 
-#define EB_MAX_SIZES	64
 #define EB_MAX_VARIANTS 4
 
-struct eb_opts {
-	const char *bench;
-	int np; /* 0: not given */
-	uint64_t begin, end, factor;
-	long warmup, iters;
-	uint64_t chunk; /* 0: chosen per provider once it is known (eb_harness_tune) */
-	long window;	/* 0: likewise */
-	int check;
-	int verbose;
-	const char *csv, *json;
-	long long corrupt_at; /* < 0: off; else the target flips this byte after each arrival */
-	unsigned layouts;     /* bit (1 << enum eb_layout) per layout to run; 0: all */
-	int corrupt_key;      /* testing aid: rank 0 writes with wrong keys (CQ error path) */
-	struct eb_fabric_opts fab;
-	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
-	struct eb_qopts q;	/* efabench queue */
-	struct eb_iopts ipc;	/* efabench ipc */
-	int iters_set;
-	uint64_t sizes[EB_MAX_SIZES];
-	int nsizes;
-};
+struct eb_rec;
+struct eb_result;
 
 /* Who talks to whom in one timed phase. */
 enum eb_flow {
@@ -69,9 +47,7 @@ struct eb_ctx {
 };
 
 struct eb_bench {
-	const char *name;
-	const char *summary; /* one line for the table header */
-	const char *metric;  /* how t, Gbps and Lat are defined for it */
+	const char *metric; /* one line: how t and Gbps are defined for it */
 	int nvariants;
 	struct eb_variant variants[EB_MAX_VARIANTS];
 	int one_way; /* t is half of each timed iteration (ping-pong) */
@@ -86,11 +62,14 @@ struct eb_bench {
 	uint64_t (*verify)(struct eb_ctx *c);
 	/* Where the data this rank receives lands (for fault injection). */
 	void *(*landing)(struct eb_ctx *c);
+	/* Optional: figures of its own for a result record (rank 0, after the harness's). */
+	void (*extra)(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec);
 };
 
-extern const struct eb_bench eb_bench_write;
-extern const struct eb_bench eb_bench_sendrecv;
-extern const struct eb_bench eb_bench_alltoall;
+/* A benchmark's hooks, for functions named <p>_setup, <p>_teardown, ... <p>_landing. */
+#define EB_BENCH_HOOKS(p)                                                                          \
+	.setup = p##_setup, .teardown = p##_teardown, .prepare = p##_prepare, .iter = p##_iter,    \
+	.verify = p##_verify, .landing = p##_landing
 
 /* Chunk and window: --chunk/--window when given, else what measured best for the provider:
  * 512K x 16 on the socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on
@@ -99,6 +78,10 @@ void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, i
 
 /* The benchmark's variants whose layout is in the layouts mask (0: all); returns how many. */
 int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct eb_variant **vars);
+
+/* Before the embedded launcher forks: there are two ranks or more, the provider and NICs exist
+ * (checked in a child process). The rank count, or minus an exit status after one line. */
+int eb_harness_probe(const struct eb_opts *o);
 
 /* Run the benchmark on this rank; rank 0 prints and writes files. Returns a status. */
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot);
@@ -118,33 +101,10 @@ struct eb_result {
 	uint64_t wrong;
 };
 
-struct eb_report {
-	const struct eb_bench *b;
-	const struct eb_opts *o;
-	const struct eb_engine *e;
-	const char *launcher;
-	int nranks;
-	double link_gbps; /* per NIC, 0 when unknown */
-	size_t chunk;
-	int window;
-	int nvars; /* the variants selected to run */
-	const struct eb_variant *vars[EB_MAX_VARIANTS];
-	struct eb_result *res; /* [nsizes][nvars] */
-};
-
 /* Distinct NICs rank 0 drives in the variant (BusBW's denominator counts these). */
 int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks);
 
 /* Bytes a measuring rank injects per iteration of the variant. */
 double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks);
-
-void eb_report_header(const struct eb_report *r);
-void eb_report_row(const struct eb_report *r, int size_index);
-void eb_report_footer(const struct eb_report *r, uint64_t wrong);
-int eb_report_csv(const struct eb_report *r, const char *path);
-/* An output file, with one error line on failure (NULL / EB_ESYS). */
-FILE *eb_report_open(const char *path);
-int eb_report_close(FILE *f, const char *path);
-int eb_report_json(const struct eb_report *r, const char *path);
 
 #endif

@@ -3,7 +3,6 @@
  * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
  * receives the data checks every byte of it. */
 #include "ipc.h"
-#include "ipc_report.h"
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
 #include "efabench/pattern_mix.h"
@@ -23,126 +22,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void eb_ipc_defaults(struct eb_iopts *io)
-{
-	static const int grids[] = {1, 2, 4, 8, 16, 32, 64, 128, 0};
-
-	memset(io, 0, sizeof(*io));
-	memcpy(io->grids, grids, sizeof(grids));
-	io->ngrids = (int)(sizeof(grids) / sizeof(grids[0]));
-	io->blocks[0] = 256;
-	io->blocks[1] = 1024;
-	io->nblocks = 2;
-	io->pairs = EB_IPC_FIRST;
-	io->methods = 7; /* CE, ST, TMA */
-	io->dirs = 3;
-	/* 32K x 4 measured best on H200 NVLink (4K..64K chunks, 3..8 stages tried). */
-	io->tma_chunk = 32768;
-	io->tma_stages = 4;
-}
-
-int eb_ipc_parse_list(const char *s, int allow_all, int *out, int *n)
-{
-	const char *p = s;
-
-	*n = 0;
-	while (*p != '\0') {
-		size_t len = strcspn(p, ",");
-		char *end;
-		long v;
-
-		if (*n == EB_IPC_MAX_SHAPES || len == 0)
-			return EB_EINVAL;
-		if (allow_all && len == 3 && strncmp(p, "all", 3) == 0) {
-			v = 0;
-		} else {
-			v = strtol(p, &end, 10);
-			if (end != p + len || v < 1 || v > (allow_all ? 1 << 20 : 1024))
-				return EB_EINVAL;
-		}
-		out[(*n)++] = (int)v;
-		p += len;
-		if (*p == ',' && *++p == '\0')
-			return EB_EINVAL;
-	}
-	return *n > 0 ? EB_OK : EB_EINVAL;
-}
-
-int eb_ipc_parse_pairs(const char *s, enum eb_ipc_pairs *p)
-{
-	if (strcmp(s, "first") == 0)
-		*p = EB_IPC_FIRST;
-	else if (strcmp(s, "each") == 0)
-		*p = EB_IPC_EACH;
-	else if (strcmp(s, "all") == 0)
-		*p = EB_IPC_ALL;
-	else
-		return EB_EINVAL;
-	return EB_OK;
-}
-
-/* A comma list of names; bit i set for names[i]. */
-static int parse_names(const char *s, const char *const *names, int nnames, unsigned *mask)
-{
-	const char *p = s;
-	int i;
-
-	*mask = 0;
-	while (*p != '\0') {
-		size_t len = strcspn(p, ",");
-
-		for (i = 0; i < nnames; i++)
-			if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
-				break;
-		if (i == nnames)
-			return EB_EINVAL;
-		*mask |= 1u << i;
-		p += len;
-		if (*p == ',' && *++p == '\0')
-			return EB_EINVAL;
-	}
-	return *mask != 0 ? EB_OK : EB_EINVAL;
-}
-
-int eb_ipc_parse_methods(const char *s, unsigned *mask)
-{
-	static const char *const names[] = {"ce", "st", "tma"}; /* enum eb_ik_method order */
-
-	return parse_names(s, names, 3, mask);
-}
-
-int eb_ipc_parse_dirs(const char *s, unsigned *mask)
-{
-	static const char *const names[] = {"write", "read"};
-
-	return parse_names(s, names, 2, mask);
-}
-
-const char *eb_ipc_dir_name(int dir)
-{
-	return dir == EB_IPC_WRITE ? "write" : "read";
-}
-
 #ifndef EB_HAVE_CUDA
-int eb_ipc_probe(const struct eb_opts *o)
+static int ipc_probe(const struct eb_opts *o)
 {
-	(void)o;
 	eb_err("efabench ipc needs a build with CUDA (this one has none)");
 	return -2;
 }
 
-int eb_ipc_rank(struct eb_boot *boot, void *opts)
+static int ipc_rank(struct eb_boot *boot, const struct eb_opts *o)
 {
-	(void)boot;
-	return -eb_ipc_probe(opts);
+	return ipc_probe(o) == -2 ? EB_EINVAL : EB_ENOTSUP;
 }
 #else
 
 #define MAX_BATCH 100
 
-struct ictx {
+struct ipc_ctx {
 	const struct eb_opts *o;
-	const struct eb_iopts *io;
+	const struct ipc_opts *io;
 	struct eb_boot *boot;
 	int rank, n;
 	struct eb_ik_gpu gpu;
@@ -155,43 +52,43 @@ struct ictx {
 	struct eb_ik_timer *timer;
 	double *samples;
 	uint64_t epoch;
-	struct eb_ishape shapes[2 * EB_IPC_MAX_SHAPES * EB_IPC_MAX_SHAPES + 1];
+	struct ipc_shape shapes[2 * EB_OPT_LIST_MAX * EB_OPT_LIST_MAX + 1];
 	int nshapes;
-	struct eb_ireport rep; /* filled on rank 0 */
+	struct ipc_report rep; /* filled on rank 0 */
 };
 
-static uint64_t deadline(const struct ictx *c)
+static uint64_t deadline(const struct ipc_ctx *c)
 {
 	return eb_deadline(c->o->fab.timeout_s);
 }
 
 static int barrier(void *arg)
 {
-	struct ictx *c = arg;
+	struct ipc_ctx *c = arg;
 
 	return eb_boot_barrier(c->boot, deadline(c));
 }
 
 /* The slot of `me`'s buffers that holds what it exchanges with `other`. */
-static size_t slot(const struct ictx *c, int me, int other)
+static size_t slot(const struct ipc_ctx *c, int me, int other)
 {
 	return c->nslots == 1 ? 0 : (size_t)((other - me - 1 + c->n) % c->n);
 }
 
 /* Links (initiator a, peer b) in phase p: one per phase, or every ordered pair at once. */
-static int nphases(const struct ictx *c)
+static int nphases(const struct ipc_ctx *c)
 {
-	return c->io->pairs == EB_IPC_EACH ? c->n * (c->n - 1) : 1;
+	return c->io->pairs == IPC_EACH ? c->n * (c->n - 1) : 1;
 }
 
-static int nlinks(const struct ictx *c)
+static int nlinks(const struct ipc_ctx *c)
 {
-	return c->io->pairs == EB_IPC_ALL ? c->n * (c->n - 1) : 1;
+	return c->io->pairs == IPC_ALL ? c->n * (c->n - 1) : 1;
 }
 
-static void link_of(const struct ictx *c, int p, int k, int *a, int *b)
+static void link_of(const struct ipc_ctx *c, int p, int k, int *a, int *b)
 {
-	int idx = c->io->pairs == EB_IPC_EACH ? p : c->io->pairs == EB_IPC_ALL ? k : 0;
+	int idx = c->io->pairs == IPC_EACH ? p : c->io->pairs == IPC_ALL ? k : 0;
 	int j = idx % (c->n - 1);
 
 	*a = idx / (c->n - 1);
@@ -206,11 +103,11 @@ struct link {
 	uint64_t *flag;		/* write: the completion flag, in the destination's memory */
 };
 
-static struct link describe(const struct ictx *c, int dir, int a, int b)
+static struct link describe(const struct ipc_ctx *c, int dir, int a, int b)
 {
 	struct link l = {.a = a, .b = b};
 
-	if (dir == EB_IPC_WRITE) {
+	if (dir == IPC_WRITE) {
 		l.src = a;
 		l.dst = b;
 		l.src_mem = c->loc + slot(c, a, b) * c->stride;
@@ -231,7 +128,7 @@ static uint64_t seed(const struct link *l, uint64_t epoch)
 }
 
 /* The op an initiator runs for link a -> b. */
-static struct eb_ik_op op_for(const struct ictx *c, int dir, const struct eb_ishape *sh, int b,
+static struct eb_ik_op op_for(const struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int b,
 			      uint64_t size)
 {
 	struct eb_ik_op op = {.method = (enum eb_ik_method)sh->method,
@@ -243,7 +140,7 @@ static struct eb_ik_op op_for(const struct ictx *c, int dir, const struct eb_ish
 	unsigned char *remote = c->peer[b] + slot(c, b, c->rank) * c->stride;
 	unsigned char *mine = c->loc + slot(c, c->rank, b) * c->stride;
 
-	if (dir == EB_IPC_WRITE) {
+	if (dir == IPC_WRITE) {
 		op.src = mine;
 		op.dst = remote;
 		op.src_dev = c->gpu.ordinal;
@@ -262,7 +159,7 @@ static struct eb_ik_op op_for(const struct ictx *c, int dir, const struct eb_ish
 }
 
 /* Source holders fill, destination holders poison (and clear the flag). */
-static int prepare(struct ictx *c, int dir, int p, uint64_t size, int fill_sources)
+static int prepare(struct ipc_ctx *c, int dir, int p, uint64_t size, int fill_sources)
 {
 	int k, a, b, rc = EB_OK;
 
@@ -283,7 +180,7 @@ static int prepare(struct ictx *c, int dir, int p, uint64_t size, int fill_sourc
 }
 
 /* Destination holders check every byte (and, for kernel writes, the completion flag). */
-static int verify(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
+static int verify(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p, uint64_t size,
 		  uint64_t *wrong)
 {
 	int k, a, b, rc = EB_OK;
@@ -303,13 +200,13 @@ static int verify(struct ictx *c, int dir, const struct eb_ishape *sh, int p, ui
 		if (rc == EB_OK && w > 0)
 			eb_err("%s %s, GPU %d -> GPU %d: %llu wrong words of %llu, first at byte "
 			       "%llu",
-			       eb_ipc_dir_name(dir), sh->name, l.src, l.dst, (unsigned long long)w,
+			       ipc_dir_name(dir), sh->name, l.src, l.dst, (unsigned long long)w,
 			       (unsigned long long)((size + 7) / 8), (unsigned long long)first);
 		if (rc == EB_OK && l.flag != NULL && sh->method != EB_IK_CE) {
 			rc = eb_ik_get_u64(l.flag, &flag);
 			if (rc == EB_OK && flag != c->epoch) {
 				eb_err("%s %s, GPU %d -> GPU %d: completion flag %llu, want %llu",
-				       eb_ipc_dir_name(dir), sh->name, l.src, l.dst,
+				       ipc_dir_name(dir), sh->name, l.src, l.dst,
 				       (unsigned long long)flag, (unsigned long long)c->epoch);
 				w++;
 			}
@@ -320,8 +217,8 @@ static int verify(struct ictx *c, int dir, const struct eb_ishape *sh, int p, ui
 }
 
 /* This rank's ops in phase p (as initiator); returns how many. */
-static int my_ops(const struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
-		  struct eb_ik_op *ops)
+static int my_ops(const struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p,
+		  uint64_t size, struct eb_ik_op *ops)
 {
 	int k, a, b, n = 0;
 
@@ -339,7 +236,7 @@ struct ipart {
 	int32_t active, peer;
 };
 
-static int run_ops(struct ictx *c, const struct eb_ik_op *ops, int nops, long n, long *got)
+static int run_ops(struct ipc_ctx *c, const struct eb_ik_op *ops, int nops, long n, long *got)
 {
 	long ns = 0;
 	int rc;
@@ -347,14 +244,14 @@ static int run_ops(struct ictx *c, const struct eb_ik_op *ops, int nops, long n,
 	if (nops == 0)
 		return EB_OK;
 	rc = eb_ik_run(c->timer, ops, nops, n, c->samples + *got, &ns, c->o->fab.timeout_s,
-		       c->io->pairs == EB_IPC_ALL ? barrier : NULL, c);
+		       c->io->pairs == IPC_ALL ? barrier : NULL, c);
 	*got += ns;
 	return rc;
 }
 
 /* One phase: warm-up, verify, the timed launches, verify; rank 0 gathers the groups. */
-static int phase(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uint64_t size,
-		 struct eb_imeas *m)
+static int phase(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p, uint64_t size,
+		 struct ipc_meas *m)
 {
 	struct eb_ik_op ops[64];
 	struct ipart me = {.peer = -1}, *all = NULL;
@@ -395,7 +292,7 @@ static int phase(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uin
 	if (nops > 0) {
 		eb_stats_compute(c->samples, (size_t)got, &me.st);
 		me.active = 1;
-		if (c->io->pairs != EB_IPC_ALL) {
+		if (c->io->pairs != IPC_ALL) {
 			link_of(c, p, 0, &a, &b);
 			me.peer = b;
 		}
@@ -409,7 +306,7 @@ static int phase(struct ictx *c, int dir, const struct eb_ishape *sh, int p, uin
 	for (r = 0; r < c->n; r++) {
 		m->wrong += all[r].wrong;
 		if (all[r].active)
-			m->groups[m->ngroups++] = (struct eb_igroup){
+			m->groups[m->ngroups++] = (struct ipc_group){
 			    .initiator = r, .peer = all[r].peer, .st = all[r].st};
 	}
 free_all:
@@ -418,9 +315,9 @@ free_all:
 }
 
 /* Every phase of one (direction, shape, size); rank 0 fills m. */
-static int measure(struct ictx *c, int dir, int shape, uint64_t size, struct eb_imeas *m)
+static int measure(struct ipc_ctx *c, int dir, int shape, uint64_t size, struct ipc_meas *m)
 {
-	const struct eb_ishape *sh = &c->shapes[shape];
+	const struct ipc_shape *sh = &c->shapes[shape];
 	int p, g, rc = EB_OK;
 	double sum = 0;
 
@@ -430,7 +327,7 @@ static int measure(struct ictx *c, int dir, int shape, uint64_t size, struct eb_
 		if (m->groups == NULL)
 			return EB_ENOMEM;
 	}
-	eb_dbg("%s %s %llu bytes", eb_ipc_dir_name(dir), sh->name, (unsigned long long)size);
+	eb_dbg("%s %s %llu bytes", ipc_dir_name(dir), sh->name, (unsigned long long)size);
 	for (p = 0; p < nphases(c) && rc == EB_OK; p++)
 		rc = phase(c, dir, sh, p, size, m);
 	if (rc != EB_OK || c->rank != 0)
@@ -439,14 +336,14 @@ static int measure(struct ictx *c, int dir, int shape, uint64_t size, struct eb_
 		sum += m->groups[g].st.mean;
 	m->valid = m->ngroups > 0;
 	m->t = m->ngroups > 0 ? sum / m->ngroups : 0;
-	m->bytes = (double)size * (c->io->pairs == EB_IPC_ALL ? c->n - 1 : 1);
+	m->bytes = (double)size * (c->io->pairs == IPC_ALL ? c->n - 1 : 1);
 	m->gbs = m->t > 0 ? m->bytes / m->t / 1e9 : 0;
 	return EB_OK;
 }
 
-static void add_shape(struct ictx *c, int method, int grid, int block)
+static void add_shape(struct ipc_ctx *c, int method, int grid, int block)
 {
-	struct eb_ishape *s = &c->shapes[c->nshapes++];
+	struct ipc_shape *s = &c->shapes[c->nshapes++];
 
 	s->method = method;
 	s->grid = grid;
@@ -459,38 +356,38 @@ static void add_shape(struct ictx *c, int method, int grid, int block)
 		snprintf(s->name, sizeof(s->name), "tma %d", grid);
 }
 
-static void build_shapes(struct ictx *c)
+static void build_shapes(struct ipc_ctx *c)
 {
-	const struct eb_iopts *io = c->io;
+	const struct ipc_opts *io = c->io;
 	int g, b;
 
 	if (io->methods & (1u << EB_IK_CE))
 		add_shape(c, EB_IK_CE, 0, 0);
-	for (g = 0; g < io->ngrids && (io->methods & (1u << EB_IK_ST)); g++)
-		for (b = 0; b < io->nblocks; b++)
-			add_shape(c, EB_IK_ST, io->grids[g] ? io->grids[g] : c->gpu.sms,
-				  io->blocks[b]);
-	for (g = 0; g < io->ngrids && (io->methods & (1u << EB_IK_TMA)); g++)
-		add_shape(c, EB_IK_TMA, io->grids[g] ? io->grids[g] : c->gpu.sms, 32);
+	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_ST)); g++)
+		for (b = 0; b < io->blocks.n; b++)
+			add_shape(c, EB_IK_ST, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms,
+				  io->blocks.v[b]);
+	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_TMA)); g++)
+		add_shape(c, EB_IK_TMA, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms, 32);
 }
 
 /* The sweep of one (direction, size), then a fresh CE and best-kernel pair. */
-static int run_size(struct ictx *c, int dir, int si)
+static int run_size(struct ipc_ctx *c, int dir, int si)
 {
 	uint64_t size = c->o->sizes[si];
-	struct eb_imeas scratch = {0}, *m;
-	struct eb_isum *sum = c->rank == 0 ? eb_ireport_sum(&c->rep, dir, si) : NULL;
+	struct ipc_meas scratch = {0}, *m;
+	struct ipc_sum *sum = c->rank == 0 ? ipc_sum_at(&c->rep, dir, si) : NULL;
 	int s, best = -1, ce = -1, rc = EB_OK;
 	int32_t best_all[1];
 
 	for (s = 0; s < c->nshapes && rc == EB_OK; s++) {
-		m = c->rank == 0 ? eb_ireport_sweep(&c->rep, dir, si, s) : &scratch;
+		m = c->rank == 0 ? ipc_sweep_at(&c->rep, dir, si, s) : &scratch;
 		rc = measure(c, dir, s, size, m);
 		if (c->rank != 0 || rc != EB_OK)
 			continue;
 		if (c->shapes[s].method == EB_IK_CE)
 			ce = s;
-		else if (best < 0 || m->gbs > eb_ireport_sweep(&c->rep, dir, si, best)->gbs)
+		else if (best < 0 || m->gbs > ipc_sweep_at(&c->rep, dir, si, best)->gbs)
 			best = s;
 	}
 	if (rc != EB_OK)
@@ -520,7 +417,7 @@ static int run_size(struct ictx *c, int dir, int si)
 }
 
 /* The launch floor: empty kernels timed exactly as the copies are. */
-static int launch_floor(struct ictx *c, double *us)
+static int launch_floor(struct ipc_ctx *c, double *us)
 {
 	struct eb_ik_op op = {.method = EB_IK_EMPTY, .grid = 1, .block = 32};
 	struct eb_stats st;
@@ -544,7 +441,7 @@ struct ginfo {
 };
 
 /* Everyone's GPU and IPC handle; refuse ranks on other hosts or sharing a GPU. */
-static int exchange(struct ictx *c)
+static int exchange(struct ipc_ctx *c)
 {
 	struct ginfo me = {.ordinal = c->gpu.ordinal}, *all = calloc((size_t)c->n, sizeof(me));
 	int r, q, rc;
@@ -578,7 +475,7 @@ static int exchange(struct ictx *c)
 	return rc;
 }
 
-static void close_peers(struct ictx *c)
+static void close_peers(struct ipc_ctx *c)
 {
 	int r;
 
@@ -587,10 +484,10 @@ static void close_peers(struct ictx *c)
 			eb_ik_unimport(c->peer[r]);
 }
 
-static int alloc_report(struct ictx *c)
+static int alloc_report(struct ipc_ctx *c)
 {
-	struct eb_ireport *r = &c->rep;
-	size_t nsw = (size_t)EB_IPC_NDIRS * c->o->nsizes;
+	struct ipc_report *r = &c->rep;
+	size_t nsw = (size_t)IPC_NDIRS * c->o->nsizes;
 	int links = 0;
 	double gbs = 0;
 
@@ -611,16 +508,16 @@ static int alloc_report(struct ictx *c)
 		r->link_gbs = gbs;
 		r->peak_gbs = links * gbs;
 		r->peak_from = "NVML";
-	} else if (c->o->fab.link_gbps > 0) {
-		r->peak_gbs = c->o->fab.link_gbps / 8;
+	} else if (c->io->link_gbps > 0) {
+		r->peak_gbs = c->io->link_gbps / 8;
 		r->peak_from = "--link-gbps";
 	}
 	return EB_OK;
 }
 
-static void free_report(struct ictx *c)
+static void free_report(struct ipc_ctx *c)
 {
-	size_t i, nsw = (size_t)EB_IPC_NDIRS * c->o->nsizes;
+	size_t i, nsw = (size_t)IPC_NDIRS * c->o->nsizes;
 
 	for (i = 0; c->rep.sweep != NULL && i < nsw * (size_t)c->nshapes; i++)
 		free(c->rep.sweep[i].groups);
@@ -632,72 +529,38 @@ static void free_report(struct ictx *c)
 	free(c->rep.sum);
 }
 
-static int run_all(struct ictx *c)
+static int run_all(struct ipc_ctx *c)
 {
-	uint64_t wrong = 0;
-	int dir, si, s, rc = EB_OK;
+	int dir, si, rc = EB_OK;
 
 	if (c->rank == 0) {
 		rc = launch_floor(c, &c->rep.floor_us);
 		c->rep.ce_api = eb_ik_ce_api();
 		if (rc == EB_OK)
-			eb_ipc_print_header(&c->rep);
+			ipc_print_header(&c->rep);
 	}
-	for (dir = 0; dir < EB_IPC_NDIRS && rc == EB_OK; dir++) {
+	for (dir = 0; dir < IPC_NDIRS && rc == EB_OK; dir++) {
 		if (!(c->io->dirs & (1u << dir)))
 			continue;
 		if (c->rank == 0)
-			eb_ipc_print_dir(&c->rep, dir);
+			ipc_print_dir(&c->rep, dir);
 		for (si = 0; si < c->o->nsizes && rc == EB_OK; si++) {
 			rc = run_size(c, dir, si);
 			if (rc == EB_OK && c->rank == 0)
-				eb_ipc_print_row(&c->rep, dir, si);
+				ipc_print_row(&c->rep, dir, si);
 		}
 	}
 	if (rc != EB_OK || c->rank != 0)
 		return rc;
 	c->rep.ce_api = eb_ik_ce_api();
-	for (dir = 0; dir < EB_IPC_NDIRS; dir++) {
-		if (!(c->io->dirs & (1u << dir)))
-			continue;
-		eb_ipc_print_sweep(&c->rep, dir);
-		for (si = 0; si < c->o->nsizes; si++) {
-			struct eb_isum *sum = eb_ireport_sum(&c->rep, dir, si);
-
-			wrong += sum->ce.wrong + sum->best.wrong;
-			for (s = 0; s < c->nshapes; s++)
-				wrong += eb_ireport_sweep(&c->rep, dir, si, s)->wrong;
-		}
-	}
-	eb_ipc_print_footer(wrong);
-	if (c->o->csv != NULL)
-		rc = eb_ipc_csv(&c->rep, c->o->csv);
-	if (rc == EB_OK && c->o->json != NULL)
-		rc = eb_ipc_json(&c->rep, c->o->json);
-	return rc == EB_OK && wrong > 0 ? EB_EVERIFY : rc;
+	return ipc_finish(&c->rep);
 }
 
-/* Every rank learns whether all went well, so a verification failure ends all of them with
- * the same status. */
-static int agree(struct ictx *c, int rc)
+static int ipc_rank(struct eb_boot *boot, const struct eb_opts *o)
 {
-	int32_t mine = rc, *got = malloc(sizeof(int32_t) * (size_t)c->n);
-	int r, out = rc;
-
-	if (got == NULL)
-		return rc != EB_OK ? rc : EB_ENOMEM;
-	if (eb_boot_allgather(c->boot, &mine, got, sizeof(mine), deadline(c)) == EB_OK)
-		for (r = 0; r < c->n; r++)
-			if (out == EB_OK && got[r] != EB_OK)
-				out = got[r];
-	free(got);
-	return out;
-}
-
-int eb_ipc_rank(struct eb_boot *boot, void *opts)
-{
-	const struct eb_opts *o = opts;
-	struct ictx c = {.o = o, .io = &o->ipc, .boot = boot, .rank = boot->rank, .n = boot->size};
+	const struct ipc_opts *io = o->own;
+	struct ipc_ctx c = {.o = o, .io = io, .boot = boot, .rank = boot->rank, .n = boot->size};
+	int64_t worst;
 	size_t region;
 	long nsamples = o->iters > o->warmup ? o->iters : o->warmup;
 	int gpu = boot->local_rank, rc;
@@ -705,9 +568,9 @@ int eb_ipc_rank(struct eb_boot *boot, void *opts)
 	eb_log_set_rank(boot->rank);
 	rc = eb_ik_use(gpu, &c.gpu);
 	if (rc != EB_OK)
-		return eb_exit_code(rc);
+		return rc;
 	/* Slots start on 4 KiB boundaries, which the bulk copies' 16-byte alignment needs. */
-	c.nslots = o->ipc.pairs == EB_IPC_ALL ? c.n - 1 : 1;
+	c.nslots = io->pairs == IPC_ALL ? c.n - 1 : 1;
 	c.stride = (o->end + 4095) / 4096 * 4096;
 	c.flags_off = c.stride * (size_t)c.nslots;
 	region = c.flags_off + 4096;
@@ -736,7 +599,8 @@ int eb_ipc_rank(struct eb_boot *boot, void *opts)
 	/* Any other failure ends this rank now: the launcher tells the others which rank it
 	 * lost. A wrong payload is known on rank 0 alone, so every rank agrees on it first. */
 	if (rc == EB_OK || rc == EB_EVERIFY) {
-		rc = agree(&c, rc);
+		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, deadline(&c)) == EB_OK)
+			rc = (int)worst;
 		/* Peers may still read this rank's buffer until everyone is done with it. */
 		if (barrier(&c) != EB_OK && rc == EB_OK)
 			rc = EB_EPEER;
@@ -751,44 +615,31 @@ free_host:
 	free(c.ordinal);
 	free(c.peer);
 	free(c.samples);
-	return eb_exit_code(rc);
+	return rc;
 }
 
 struct probe_result {
 	int rc, ngpus, bad_a, bad_b;
 };
 
+static int probe_gpus(const void *arg, void *out)
+{
+	struct probe_result *r = out;
+
+	r->rc = eb_ik_probe(*(const int *)arg, &r->ngpus, &r->bad_a, &r->bad_b);
+	return 0;
+}
+
 /* Count GPUs and check peer access in a child, so this process never initialises CUDA
  * before it forks the ranks. */
-int eb_ipc_probe(const struct eb_opts *o)
+static int ipc_probe(const struct eb_opts *o)
 {
-	struct probe_result r = {EB_ESYS, 0, -1, -1};
-	int fd[2], status, want = o->ipc.pairs == EB_IPC_FIRST ? 2 : o->np ? o->np : INT_MAX;
-	ssize_t got = 0;
-	pid_t pid;
+	const struct ipc_opts *io = o->own;
+	struct probe_result r;
+	int want = io->pairs == IPC_FIRST ? 2 : o->np ? o->np : INT_MAX;
 
-	if (pipe(fd) != 0) {
-		eb_err("pipe: %s", strerror(errno));
+	if (eb_launch_probe(probe_gpus, &want, &r, sizeof(r)) != 0)
 		return -1;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		close(fd[0]);
-		r.rc = eb_ik_probe(want, &r.ngpus, &r.bad_a, &r.bad_b);
-		_exit(write(fd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
-	}
-	close(fd[1]);
-	if (pid > 0) {
-		got = read(fd[0], &r, sizeof(r));
-		waitpid(pid, &status, 0);
-	}
-	close(fd[0]);
-	if (pid < 0 || got != (ssize_t)sizeof(r)) {
-		eb_err("could not probe the GPUs (the probe process died)");
-		return -1;
-	}
 	if (r.rc != EB_OK || r.ngpus < 2) {
 		eb_err("efabench ipc needs two or more GPUs that can access each other's memory; "
 		       "CUDA sees %d",
@@ -809,3 +660,87 @@ int eb_ipc_probe(const struct eb_opts *o)
 }
 
 #endif
+
+static int ipc_check(struct eb_opts *o, void *own)
+{
+	struct ipc_opts *io = own;
+
+	if (io->tma_chunk % 16 != 0) {
+		eb_err("bad --tma-chunk %llu: want a multiple of 16 up to 1M",
+		       (unsigned long long)io->tma_chunk);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+static void ipc_defaults(void *own)
+{
+	static const int grids[] = {1, 2, 4, 8, 16, 32, 64, 128, 0};
+	struct ipc_opts *io = own;
+
+	memcpy(io->grids.v, grids, sizeof(grids));
+	io->grids.n = (int)(sizeof(grids) / sizeof(grids[0]));
+	io->blocks.v[0] = 256;
+	io->blocks.v[1] = 1024;
+	io->blocks.n = 2;
+	io->pairs = IPC_FIRST;
+	io->methods = 1u << IPC_CE | 1u << IPC_ST | 1u << IPC_TMA;
+	io->dirs = 1u << IPC_WRITE | 1u << IPC_READ;
+	/* 32K x 4 measured best on H200 NVLink (4K..64K chunks, 3..8 stages tried). */
+	io->tma_chunk = 32768;
+	io->tma_stages = 4;
+}
+
+#define I(field) EB_AT(struct ipc_opts, field)
+
+static const char *const all_word[] = {"all", NULL};
+static const char *const pairs_words[] = {"first", "each", "all", NULL};
+static const char *const method_words[] = {"ce", "st", "tma", NULL};
+static const char *const dir_words[] = {"write", "read", NULL};
+
+static const struct eb_opt ipc_opts[] = {
+    {"pairs", 0, "P", eb_opt_choice, I(pairs), 0, 0,
+     "first (GPU 0 -> 1, default), each (every ordered pair, one\n"
+     "at a time, averaged) or all (every GPU to every other at\n"
+     "once; GB/s per GPU)",
+     pairs_words},
+    {"dirs", 0, "LIST", eb_opt_mask, I(dirs), 0, 0,
+     "write (initiator stores into the peer), read (initiator\n"
+     "loads the peer's memory into its own); default both",
+     dir_words},
+    {"methods", 0, "LIST", eb_opt_mask, I(methods), 0, 0,
+     "ce (cudaMemcpyPeerAsync), st (16-byte load/store kernel),\n"
+     "tma (bulk asynchronous copies); default all three",
+     method_words},
+    {"grid", 0, "LIST", eb_opt_list, I(grids), 1, 1 << 20,
+     "blocks per launch to sweep; all = one per SM (default\n"
+     "1,2,4,8,16,32,64,128,all)",
+     all_word},
+    {"block", 0, "LIST", eb_opt_list, I(blocks), 1, 1024,
+     "threads per block to sweep for st (default 256,1024)"},
+    {"tma-chunk", 0, "S", eb_opt_size, I(tma_chunk), 16, 1 << 20,
+     "bytes per bulk copy, a multiple of 16 (default 32K)"},
+    {"tma-stages", 0, "N", eb_opt_num, I(tma_stages), 2, 16,
+     "shared-memory buffers per tma block (default 4)"},
+    {"link-gbps", 0, "G", eb_opt_dbl, I(link_gbps), 0, 1e9,
+     "NVLink Gbps per GPU and direction when NVML reports none"},
+};
+
+const struct eb_cmd eb_cmd_ipc = {
+    .name = "ipc",
+    .summary = "GPU -> GPU copies over NVLink through CUDA IPC, kernels vs copy engine",
+    .help = "  one rank per GPU (--np = GPUs to use, default all): the copy engine and\n"
+	    "  kernels of every launch shape swept, the best shape measured again beside\n"
+	    "  the copy engine; writes and reads.\n"
+	    "  t = mean seconds per copy on the initiating GPU (CUDA events between launches\n"
+	    "  queued behind a gate kernel, so host launch cost stays out); GB/s = bytes per\n"
+	    "  copy / t / 1e9; Gbps = 8 x GB/s; NVL% = of NVML's active links x link speed;\n"
+	    "  %CE = of the copy engine at that size; the receiving GPU checks every byte\n"
+	    "  after warm-up and after the timed copies (--check: every copy), and kernel\n"
+	    "  writes' completion flag",
+    .groups = EB_G_SIZES | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
+    EB_CMD_OPTS(ipc_opts, struct ipc_opts, ipc_defaults, ipc_check),
+    .rank = ipc_rank,
+    .probe = ipc_probe,
+    .one_host = 1,
+};

@@ -1,46 +1,108 @@
-/* `efabench ipc`: GPU-to-GPU copies over NVLink through CUDA IPC, one rank per GPU. */
+/* `efabench ipc`: GPU-to-GPU copies over NVLink through CUDA IPC, one rank per GPU. What the
+ * driver (ipc.c) measures and what its output (ipc_out.c) prints and records. */
 #ifndef EB_BENCH_IPC_H
 #define EB_BENCH_IPC_H
 
+#include "cmd.h"
+#include "efabench/stats.h"
+#include "../report/doc.h"
+#include "../report/table.h"
+
 #include <stdint.h>
 
-enum eb_ipc_pairs {
-	EB_IPC_FIRST, /* GPU 0 -> GPU 1 */
-	EB_IPC_EACH,  /* every ordered pair, one at a time */
-	EB_IPC_ALL,   /* every GPU to every other, all at once */
+enum ipc_pairs {
+	IPC_FIRST, /* GPU 0 -> GPU 1 */
+	IPC_EACH,  /* every ordered pair, one at a time */
+	IPC_ALL,   /* every GPU to every other, all at once */
 };
 
-#define EB_IPC_MAX_SHAPES 16
+enum { IPC_WRITE, IPC_READ, IPC_NDIRS };
 
-struct eb_iopts {
-	int grids[EB_IPC_MAX_SHAPES], ngrids; /* 0 stands for "all": one block per SM */
-	int blocks[EB_IPC_MAX_SHAPES], nblocks;
-	enum eb_ipc_pairs pairs;
-	unsigned methods; /* bit (1 << enum eb_ik_method) for CE, ST, TMA */
-	unsigned dirs;	  /* bit 0 write, bit 1 read */
+/* Copy methods, in the order of enum eb_ik_method and of --methods' words. */
+enum { IPC_CE, IPC_ST, IPC_TMA };
+
+struct ipc_opts {
+	struct eb_opt_list grids; /* 0 stands for "all": one block per SM */
+	struct eb_opt_list blocks;
+	int pairs;	  /* enum ipc_pairs */
+	unsigned methods; /* bit per IPC_CE, IPC_ST, IPC_TMA */
+	unsigned dirs;	  /* bit per IPC_WRITE, IPC_READ */
 	uint64_t tma_chunk;
 	int tma_stages;
+	double link_gbps; /* NVLink per GPU and direction when NVML reports none */
 };
 
-struct eb_opts;
-struct eb_boot;
+/* One launch shape: the copy engine, or a kernel method with its grid and block. */
+struct ipc_shape {
+	int method; /* IPC_CE, IPC_ST, IPC_TMA */
+	int grid, block;
+	char name[24];
+};
 
-/* Defaults, before the command line is read. */
-void eb_ipc_defaults(struct eb_iopts *io);
+/* One timed group: an initiating GPU and its peer (-1: all its peers at once). */
+struct ipc_group {
+	int initiator, peer;
+	struct eb_stats st; /* seconds per launch */
+};
 
-/* Parse --grid / --block lists (positive integers; "all" in grids), --pairs, --methods and
- * --dirs; EB_EINVAL without a message (the caller prints one line). */
-int eb_ipc_parse_list(const char *s, int allow_all, int *out, int *n);
-int eb_ipc_parse_pairs(const char *s, enum eb_ipc_pairs *p);
-int eb_ipc_parse_methods(const char *s, unsigned *mask);
-int eb_ipc_parse_dirs(const char *s, unsigned *mask);
+/* One (direction, shape, size) measurement, every pair or group of it. */
+struct ipc_meas {
+	int valid;
+	double t;     /* mean seconds per launch, the mean over groups */
+	double bytes; /* bytes an initiating GPU moves per launch */
+	double gbs;   /* bytes / t / 1e9 */
+	uint64_t wrong;
+	int ngroups;
+	struct ipc_group *groups;
+};
 
-/* Before the embedded launcher forks: count the GPUs and check peer access (in a child
- * process). Returns the rank count (--np, default every GPU), or minus an exit status after
- * one line saying why. */
-int eb_ipc_probe(const struct eb_opts *o);
+/* The summary of one (direction, size): a fresh CE and best-kernel measurement, taken back
+ * to back after the sweep chose the best shape. */
+struct ipc_sum {
+	struct ipc_meas ce, best;
+	int best_shape; /* index into shapes, -1 when no kernel ran */
+};
 
-/* One rank (GPU = local rank); opts is the struct eb_opts. Returns the exit status. */
-int eb_ipc_rank(struct eb_boot *boot, void *opts);
+/* What rank 0 keeps to print and record. */
+struct ipc_report {
+	const struct eb_opts *o;
+	const struct ipc_opts *io;
+	const char *launcher;
+	int nranks;
+	char gpu_name[96];
+	int sms;
+	int links;	 /* NVLinks NVML reports active on rank 0's GPU; 0 if unknown */
+	double link_gbs; /* their speed, GB/s per direction */
+	double peak_gbs; /* per GPU per direction; 0 if unknown */
+	const char *peak_from;
+	double floor_us; /* empty-kernel launch floor */
+	const char *ce_api;
+	const struct ipc_shape *shapes;
+	int nshapes;
+	struct ipc_meas *sweep; /* [dir][size][shape] */
+	struct ipc_sum *sum;	/* [dir][size] */
+	struct eb_table table;
+};
+
+static inline struct ipc_meas *ipc_sweep_at(const struct ipc_report *r, int dir, int size,
+					    int shape)
+{
+	return &r->sweep[((size_t)dir * r->o->nsizes + size) * r->nshapes + shape];
+}
+
+static inline struct ipc_sum *ipc_sum_at(const struct ipc_report *r, int dir, int size)
+{
+	return &r->sum[(size_t)dir * r->o->nsizes + size];
+}
+
+const char *ipc_dir_name(int dir);
+
+/* ipc_out.c: the header, the summary table of a direction (its head, then a row per size),
+ * the sweep tables, the footer and the files. */
+void ipc_print_header(const struct ipc_report *r);
+void ipc_print_dir(struct ipc_report *r, int dir);
+void ipc_print_row(struct ipc_report *r, int dir, int size);
+/* Sweep tables, footer, CSV and JSON; EB_OK, EB_ESYS or EB_EVERIFY. */
+int ipc_finish(struct ipc_report *r);
 
 #endif

@@ -3,13 +3,14 @@
  * latency; and in the same run the machine's floor, a ping-pong through mapped memory.
  * Every command carries (producer, sequence) and a check word, so the consumer proves none was
  * lost, duplicated, reordered or torn. */
-#include "queue.h"
+#include "cmd.h"
 #include "efabench/gpuq.h"
 #include "efabench/stats.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
-#include "../core/json.h"
 #include "../core/log.h"
+#include "../report/doc.h"
+#include "../report/table.h"
 #ifdef EB_HAVE_CUDA
 #include "../gpu/queue_kernels.h"
 #endif
@@ -19,7 +20,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POLL_MAX 512
+#define POLL_MAX      512
+#define MAX_PRODUCERS 32
+
+/* One producer configuration: blocks x threads on the GPU (blocks 0: one per SM), or threads
+ * on the CPU (blocks 1). */
+struct qshape {
+	char name[16];
+	int blocks, threads;
+};
+
+struct qopts {
+	int on_cpu;	       /* producers are CPU threads, else GPU threads */
+	int managed;	       /* slots in managed memory instead of pinned host memory */
+	int log2n, batch;      /* ring size, consumer publish interval */
+	long per;	       /* commands per producer; 0: 1000 on the GPU, 100000 on the CPU */
+	int block;	       /* threads per block for GPU producer counts in blocks */
+	int lat_iters;	       /* round trips of the latency and floor tests */
+	const char *producers; /* comma list: 1t,1w,1b,<N>b,all (GPU) or thread counts (CPU) */
+	struct qshape shapes[MAX_PRODUCERS];
+	int nshapes;
+};
 
 struct tally {
 	uint64_t seen, lost, dup, torn, alien;
@@ -175,13 +196,6 @@ static int echo(_Atomic uint64_t *ping, _Atomic uint64_t *pong, int iters, doubl
 	return EB_OK;
 }
 
-struct qrow {
-	char name[32];
-	uint64_t producers, commands;
-	double seconds, mcmds;
-	struct tally t;
-};
-
 /* The latency echo and the floor's ping and pong, a cache line each: mapped host memory in
  * GPU mode (h* for the host, d* for the GPU), plain memory in CPU mode. */
 struct flags {
@@ -192,7 +206,8 @@ struct flags {
 };
 
 struct qctx {
-	const struct eb_qopts *o;
+	const struct qopts *o;
+	double timeout_s;
 	struct eb_gpuq q;
 	int gpu, sms;
 	struct flags *h, *d;
@@ -218,7 +233,7 @@ static int run_producers(struct qctx *c, int blocks, int threads, uint32_t per,
 			rc = eb_qk_produce(c->q.dev, blocks, threads, per);
 		}
 		if (rc == EB_OK)
-			rc = consume(&c->q, producers, per, ack, c->o->timeout_s, t);
+			rc = consume(&c->q, producers, per, ack, c->timeout_s, t);
 		if (eb_qk_wait() != EB_OK && rc == EB_OK)
 			rc = EB_ESYS;
 		for (i = 0; host_rtt != NULL && i < (int)per; i++)
@@ -244,101 +259,12 @@ static int run_producers(struct qctx *c, int blocks, int threads, uint32_t per,
 				break;
 			}
 		}
-		rc = consume(&c->q, producers, per, ack, c->o->timeout_s, t);
+		rc = consume(&c->q, producers, per, ack, c->timeout_s, t);
 		for (i = 0; i < (int)producers; i++)
 			pthread_join(p[i].th, NULL);
 		free(p);
 	}
 	return rc;
-}
-
-/* "1t", "1w", "1b", "<N>b", "all" on the GPU; a thread count on the CPU. */
-static int parse_producers(const struct qctx *c, const char *tok, int *blocks, int *threads)
-{
-	char *end;
-	long n;
-
-	if (!c->gpu) {
-		n = strtol(tok, &end, 10);
-		if (*tok == '\0' || *end != '\0' || n < 1 || n > 4096)
-			return EB_EINVAL;
-		*blocks = 1;
-		*threads = (int)n;
-		return EB_OK;
-	}
-	*threads = c->o->block;
-	if (strcmp(tok, "1t") == 0) {
-		*blocks = *threads = 1;
-	} else if (strcmp(tok, "1w") == 0) {
-		*blocks = 1;
-		*threads = 32;
-	} else if (strcmp(tok, "all") == 0) {
-		*blocks = c->sms;
-	} else {
-		n = strtol(tok, &end, 10);
-		if (*tok == '\0' || strcmp(end, "b") != 0 || n < 1 || n > 65535)
-			return EB_EINVAL;
-		*blocks = (int)n;
-	}
-	return EB_OK;
-}
-
-static void json_row(struct eb_json *j, const struct qrow *r)
-{
-	eb_json_obj_begin(j, NULL);
-	eb_json_str(j, "producers_config", r->name);
-	eb_json_int(j, "producers", (long long)r->producers);
-	eb_json_int(j, "commands", (long long)r->commands);
-	eb_json_num(j, "seconds", r->seconds);
-	eb_json_num(j, "mcommands_per_s", r->mcmds);
-	eb_json_int(j, "lost", (long long)r->t.lost);
-	eb_json_int(j, "duplicated", (long long)r->t.dup);
-	eb_json_int(j, "torn", (long long)r->t.torn);
-	eb_json_int(j, "unknown", (long long)r->t.alien);
-	eb_json_obj_end(j);
-}
-
-static void json_lat(struct eb_json *j, const char *key, const struct eb_stats *s)
-{
-	eb_json_obj_begin(j, key);
-	eb_json_num(j, "p50_us", s->p50 / 1e3);
-	eb_json_num(j, "p99_us", s->p99 / 1e3);
-	eb_json_num(j, "min_us", s->min / 1e3);
-	eb_json_num(j, "mean_us", s->mean / 1e3);
-	eb_json_num(j, "max_us", s->max / 1e3);
-	eb_json_int(j, "samples", (long long)s->n);
-	eb_json_obj_end(j);
-}
-
-static int write_json(const struct qctx *c, const struct qrow *rows, int nrows,
-		      const struct eb_stats *lat, const struct eb_stats *rtt,
-		      const struct eb_stats *flo)
-{
-	FILE *f = fopen(c->o->json, "w");
-	struct eb_json j;
-	int i;
-
-	if (f == NULL) {
-		eb_err("cannot write %s", c->o->json);
-		return EB_ESYS;
-	}
-	eb_json_init(&j, f);
-	eb_json_obj_begin(&j, NULL);
-	eb_json_str(&j, "bench", "queue");
-	eb_json_str(&j, "producers_on", c->gpu ? "gpu" : "cpu");
-	eb_json_str(&j, "placement", c->o->managed ? "managed" : "pinned");
-	eb_json_int(&j, "slots", 1ll << c->o->log2n);
-	eb_json_int(&j, "batch", c->o->batch);
-	eb_json_int(&j, "per_producer", c->o->per);
-	json_lat(&j, "push_to_seen", lat);
-	json_lat(&j, "queue_round_trip", rtt);
-	json_lat(&j, "floor_round_trip", flo);
-	eb_json_arr_begin(&j, "results");
-	for (i = 0; i < nrows; i++)
-		json_row(&j, &rows[i]);
-	eb_json_arr_end(&j);
-	eb_json_obj_end(&j);
-	return fclose(f) == 0 ? EB_OK : EB_ESYS;
 }
 
 /* Latency: one producer, one command in flight, the consumer echoing each; and the floor.
@@ -365,7 +291,7 @@ static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats
 				   : eb_qk_floor((uint64_t *)&c->d->ping.v,
 						 (uint64_t *)&c->d->pong.v, dev_rtt, iters);
 		if (rc == EB_OK)
-			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->o->timeout_s);
+			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->timeout_s);
 		if (eb_qk_wait() != EB_OK && rc == EB_OK)
 			rc = EB_ESYS;
 		for (i = 0; h_rtt != NULL && i < iters; i++)
@@ -379,7 +305,7 @@ static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats
 
 		rc = pthread_create(&th, NULL, cpu_floor_side, &fa) == 0 ? EB_OK : EB_ESYS;
 		if (rc == EB_OK) {
-			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->o->timeout_s);
+			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->timeout_s);
 			pthread_join(th, NULL);
 		}
 	}
@@ -404,14 +330,125 @@ free_bufs:
 	return rc;
 }
 
-int eb_queue_run(struct eb_qopts *o)
+/* Latency figures in microseconds, from nanoseconds. */
+static void lat_obj(struct eb_rec *r, const char *key, const struct eb_stats *s)
 {
-	struct qctx c = {.o = o, .gpu = o->on_gpu};
-	struct qrow rows[32];
+	eb_rec_obj(r, key);
+	eb_rec_num(r, "p50_us", s->p50 / 1e3);
+	eb_rec_num(r, "p99_us", s->p99 / 1e3);
+	eb_rec_num(r, "min_us", s->min / 1e3);
+	eb_rec_num(r, "mean_us", s->mean / 1e3);
+	eb_rec_num(r, "max_us", s->max / 1e3);
+	eb_rec_int(r, "samples", (long long)s->n);
+	eb_rec_end(r);
+}
+
+static void head(const struct qctx *c, struct eb_doc *d, const struct eb_stats *lat,
+		 const struct eb_stats *rtt, const struct eb_stats *flo)
+{
+	const struct qopts *o = c->o;
+
+	printf("# efabench queue: %s producers -> one CPU consumer thread; %llu slots (%s), "
+	       "consumer publishes every %d\n",
+	       c->gpu ? "GPU" : "CPU", 1ull << o->log2n,
+	       !c->gpu	    ? "host memory"
+	       : o->managed ? "managed"
+			    : "pinned mapped host",
+	       o->batch);
+	printf("# floor (ping-pong through %s memory): round trip p50 %.2f us, p99 %.2f us\n",
+	       c->gpu ? "mapped host" : "host", flo->p50 / 1e3, flo->p99 / 1e3);
+	printf("# one producer: queue round trip p50 %.2f us, p99 %.2f us; push-to-seen "
+	       "(round trip - floor p50 / 2) p50 %.2f us, p99 %.2f us\n",
+	       rtt->p50 / 1e3, rtt->p99 / 1e3, lat->p50 / 1e3, lat->p99 / 1e3);
+	printf("# Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
+	       "duplicated + reordered + torn\n#\n");
+	eb_rec_str(&d->head, "bench", "queue");
+	eb_rec_str(&d->head, "producers_on", c->gpu ? "gpu" : "cpu");
+	eb_rec_str(&d->head, "placement", o->managed ? "managed" : "pinned");
+	eb_rec_int(&d->head, "slots", 1ll << o->log2n);
+	eb_rec_int(&d->head, "batch", o->batch);
+	eb_rec_int(&d->head, "per_producer", o->per);
+	lat_obj(&d->head, "push_to_seen", lat);
+	lat_obj(&d->head, "queue_round_trip", rtt);
+	lat_obj(&d->head, "floor_round_trip", flo);
+}
+
+/* One producer configuration: run it, print its row, record it. */
+static int row(struct qctx *c, const struct qshape *sh, struct eb_table *t, struct eb_doc *d,
+	       uint64_t *wrong)
+{
+	int blocks = sh->blocks ? sh->blocks : c->sms;
+	uint64_t producers = (uint64_t)blocks * (uint64_t)sh->threads;
+	uint64_t commands = producers * (uint64_t)c->o->per;
+	struct eb_rec *r = eb_doc_add(d);
+	struct tally tl;
+	double secs, mcmds;
+	int rc;
+
+	if (r == NULL)
+		return EB_ENOMEM;
+	rc = run_producers(c, blocks, sh->threads, (uint32_t)c->o->per, NULL, NULL, &tl);
+	if (rc != EB_OK)
+		return rc;
+	secs = tl.last_s - tl.first_s;
+	mcmds = secs > 0 ? (double)(tl.seen - 1) / secs / 1e6 : 0.0;
+	*wrong += tally_wrong(&tl);
+	eb_table_cell(t, "%s", sh->name);
+	eb_table_cell(t, "%llu", (unsigned long long)producers);
+	eb_table_cell(t, "%llu", (unsigned long long)commands);
+	eb_table_cell(t, "%.2f", mcmds);
+	eb_table_cell(t, "%.4f", secs);
+	eb_table_cell(t, "%llu", (unsigned long long)tally_wrong(&tl));
+	eb_table_row(t);
+	eb_rec_str(r, "producers_config", sh->name);
+	eb_rec_int(r, "producers", (long long)producers);
+	eb_rec_int(r, "commands", (long long)commands);
+	eb_rec_num(r, "seconds", secs);
+	eb_rec_num(r, "mcommands_per_s", mcmds);
+	eb_rec_int(r, "lost", (long long)tl.lost);
+	eb_rec_int(r, "duplicated", (long long)tl.dup);
+	eb_rec_int(r, "torn", (long long)tl.torn);
+	eb_rec_int(r, "unknown", (long long)tl.alien);
+	return EB_OK;
+}
+
+static int alloc_flags(struct qctx *c)
+{
+	if (c->gpu) {
+#ifdef EB_HAVE_CUDA
+		c->h = eb_qk_alloc_mapped(sizeof(*c->h), (void **)&c->d);
+#endif
+	} else {
+		c->h = c->d = aligned_alloc(128, sizeof(*c->h));
+		if (c->h != NULL)
+			memset(c->h, 0, sizeof(*c->h));
+	}
+	if (c->h == NULL) {
+		eb_err("cannot allocate the latency flags");
+		return EB_ENOMEM;
+	}
+	return EB_OK;
+}
+
+static void free_flags(struct qctx *c)
+{
+	if (!c->gpu)
+		free(c->h);
+#ifdef EB_HAVE_CUDA
+	else
+		eb_qk_free_mapped(c->h);
+#endif
+}
+
+static int queue_main(const struct eb_opts *eo)
+{
+	const struct qopts *o = eo->own;
+	struct qctx c = {.o = o, .gpu = !o->on_cpu, .timeout_s = eo->fab.timeout_s};
 	struct eb_stats lat, rtt, flo;
-	char list[256], *tok, *save = NULL;
+	struct eb_table t = {0};
+	struct eb_doc d = {0};
 	uint64_t wrong = 0;
-	int nrows = 0, rc;
+	int i, rc;
 
 	if (c.gpu) {
 #ifdef EB_HAVE_CUDA
@@ -424,83 +461,131 @@ int eb_queue_run(struct eb_qopts *o)
 		return EB_ENOTSUP;
 #endif
 	}
-	if (c.gpu) {
-#ifdef EB_HAVE_CUDA
-		c.h = eb_qk_alloc_mapped(sizeof(*c.h), (void **)&c.d);
-#endif
-	} else {
-		c.h = c.d = aligned_alloc(128, sizeof(*c.h));
-		if (c.h != NULL)
-			memset(c.h, 0, sizeof(*c.h));
-	}
-	if (c.h == NULL) {
-		eb_err("cannot allocate the latency flags");
-		return EB_ENOMEM;
-	}
+	rc = alloc_flags(&c);
+	if (rc != EB_OK)
+		return rc;
 	rc = eb_gpuq_create(&c.q, c.gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU,
-			    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED, o->log2n, o->batch,
-			    (uint64_t)(o->timeout_s * 1e9));
+			    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED, (uint32_t)o->log2n,
+			    (uint32_t)o->batch, (uint64_t)(c.timeout_s * 1e9));
 	if (rc != EB_OK)
 		goto free_flags;
 	rc = measure_latency(&c, &lat, &rtt, &flo);
 	if (rc != EB_OK)
 		goto destroy;
-	printf("# efabench queue: %s producers -> one CPU consumer thread; %llu slots (%s), "
-	       "consumer publishes every %u\n",
-	       c.gpu ? "GPU" : "CPU", 1ull << o->log2n,
-	       !c.gpu	    ? "host memory"
-	       : o->managed ? "managed"
-			    : "pinned mapped host",
-	       o->batch);
-	printf("# floor (ping-pong through %s memory): round trip p50 %.2f us, p99 %.2f us\n",
-	       c.gpu ? "mapped host" : "host", flo.p50 / 1e3, flo.p99 / 1e3);
-	printf("# one producer: queue round trip p50 %.2f us, p99 %.2f us; push-to-seen "
-	       "(round trip - floor p50 / 2) p50 %.2f us, p99 %.2f us\n",
-	       rtt.p50 / 1e3, rtt.p99 / 1e3, lat.p50 / 1e3, lat.p99 / 1e3);
-	printf("# Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
-	       "duplicated + reordered + torn\n#\n");
-	printf("| Producers | Threads   | Commands   | Mcmd/s   | Seconds  | #wrong |\n"
-	       "|----------:|----------:|-----------:|---------:|---------:|-------:|\n");
-	snprintf(list, sizeof(list), "%s", o->producers);
-	for (tok = strtok_r(list, ",", &save); tok != NULL && nrows < 32;
-	     tok = strtok_r(NULL, ",", &save)) {
-		struct qrow *r = &rows[nrows];
-		int blocks, threads;
-
-		if (parse_producers(&c, tok, &blocks, &threads) != EB_OK) {
-			eb_err("bad producer count '%s'", tok);
-			rc = EB_EINVAL;
-			break;
-		}
-		snprintf(r->name, sizeof(r->name), "%s", tok);
-		r->producers = (uint64_t)blocks * (uint64_t)threads;
-		r->commands = r->producers * o->per;
-		rc = run_producers(&c, blocks, threads, o->per, NULL, NULL, &r->t);
-		if (rc != EB_OK)
-			break;
-		r->seconds = r->t.last_s - r->t.first_s;
-		r->mcmds = r->seconds > 0 ? (double)(r->t.seen - 1) / r->seconds / 1e6 : 0.0;
-		wrong += tally_wrong(&r->t);
-		printf("| %9s | %9llu | %10llu | %8.2f | %8.4f | %6llu |\n", r->name,
-		       (unsigned long long)r->producers, (unsigned long long)r->commands, r->mcmds,
-		       r->seconds, (unsigned long long)tally_wrong(&r->t));
-		fflush(stdout);
-		nrows++;
-	}
-	printf("#\n# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
-	       wrong ? "FAILED" : "OK");
-	if (o->json != NULL && rc == EB_OK)
-		rc = write_json(&c, rows, nrows, &lat, &rtt, &flo);
+	head(&c, &d, &lat, &rtt, &flo);
+	eb_table_col(&t, "Producers", 9, 0);
+	eb_table_col(&t, "Threads", 9, 0);
+	eb_table_col(&t, "Commands", 10, 0);
+	eb_table_col(&t, "Mcmd/s", 8, 0);
+	eb_table_col(&t, "Seconds", 8, 0);
+	eb_table_col(&t, "#wrong", 6, 0);
+	eb_table_head(&t);
+	for (i = 0; i < o->nshapes && rc == EB_OK; i++)
+		rc = row(&c, &o->shapes[i], &t, &d, &wrong);
+	eb_table_footer(wrong);
+	if (rc == EB_OK)
+		rc = eb_doc_write(&d, eo->csv, eo->json);
 	if (rc == EB_OK && wrong > 0)
 		rc = EB_EVERIFY;
+	eb_doc_free(&d);
 destroy:
 	eb_gpuq_destroy(&c.q);
 free_flags:
-	if (!c.gpu)
-		free(c.h);
-#ifdef EB_HAVE_CUDA
-	else
-		eb_qk_free_mapped(c.h);
-#endif
+	free_flags(&c);
 	return rc;
 }
+
+/* "1t", "1w", "1b", "<N>b", "all" on the GPU; a thread count on the CPU. */
+static int add_shape(const char *tok, void *arg)
+{
+	struct qopts *o = arg;
+	struct qshape *sh = &o->shapes[o->nshapes];
+	char *end;
+	long n = strtol(tok, &end, 10);
+
+	if (o->nshapes == MAX_PRODUCERS)
+		return EB_EINVAL;
+	snprintf(sh->name, sizeof(sh->name), "%s", tok);
+	sh->blocks = 1;
+	sh->threads = o->block;
+	if (o->on_cpu) {
+		if (end == tok || *end != '\0' || n < 1 || n > 4096)
+			return EB_EINVAL;
+		sh->threads = (int)n;
+	} else if (strcmp(tok, "1t") == 0 || strcmp(tok, "1w") == 0) {
+		sh->threads = tok[1] == 't' ? 1 : 32;
+	} else if (strcmp(tok, "all") == 0) {
+		sh->blocks = 0;
+	} else if (end != tok && strcmp(end, "b") == 0 && n >= 1 && n <= 65535) {
+		sh->blocks = (int)n;
+	} else {
+		return EB_EINVAL;
+	}
+	o->nshapes++;
+	return EB_OK;
+}
+
+static int queue_finish(struct eb_opts *eo, void *own)
+{
+	struct qopts *o = own;
+
+	if (o->producers == NULL)
+		o->producers = o->on_cpu ? "1,2,4,8" : "1t,1w,1b,16b,64b,all";
+	if (o->per == 0)
+		o->per = o->on_cpu ? 100000 : 1000;
+	if (eb_opt_each(o->producers, add_shape, o) != EB_OK) {
+		eb_err("bad --producers '%s': want a comma list of up to %d of 1t, 1w, 1b, <N>b, "
+		       "all (GPU) or thread counts from 1 to 4096 (CPU)",
+		       o->producers, MAX_PRODUCERS);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+static void queue_defaults(void *own)
+{
+	struct qopts *o = own;
+
+	o->log2n = 12;
+	o->batch = 64;
+	o->block = 256;
+	o->lat_iters = 10000;
+}
+
+#define Q(field) EB_AT(struct qopts, field)
+
+static const char *const where[] = {"gpu", "cpu", NULL};
+static const char *const placements[] = {"pinned", "managed", NULL};
+
+static const struct eb_opt queue_opts[] = {
+    {"producers-on", 0, "P", eb_opt_choice, Q(on_cpu), 0, 0,
+     "gpu (default) or cpu (threads run the same push)", where},
+    {"producers", 0, "LIST", eb_opt_str, Q(producers), 0, 0,
+     "GPU: 1t (one thread), 1w (a warp), 1b (a block), <N>b, all\n"
+     "(a block per SM); CPU: thread counts (default 1,2,4,8)"},
+    {"iters", 'n', "N", eb_opt_lng, Q(per), 1, 1e9,
+     "commands per producer (default 1000 GPU, 100000 CPU)"},
+    {"block", 0, "N", eb_opt_num, Q(block), 1, 1024, "threads per block (default 256)"},
+    {"slots", 0, "N", eb_opt_pow2, Q(log2n), 2, 1 << 24,
+     "ring slots, a power of two (default 4096)"},
+    {"batch", 0, "N", eb_opt_num, Q(batch), 1, 1 << 30,
+     "the consumer publishes its position every N (default 64)"},
+    {"placement", 0, "P", eb_opt_choice, Q(managed), 0, 0,
+     "pinned (host, mapped; default) or managed slots", placements},
+    {"lat-iters", 0, "N", eb_opt_num, Q(lat_iters), 1, 1e7,
+     "round trips of the latency and floor tests (default 10000)"},
+};
+
+const struct eb_cmd eb_cmd_queue = {
+    .name = "queue",
+    .summary = "the GPU->CPU command queue alone: commands/s and latency",
+    .help = "  commands/s one consumer thread takes per producer count, one producer's\n"
+	    "  push-to-seen latency, and the floor (a GPU<->CPU ping-pong through mapped\n"
+	    "  memory) in the same run. push-to-seen = one producer's round trip (push; the\n"
+	    "  consumer sees it and echoes through mapped memory) minus half the floor's\n"
+	    "  median round trip; Mcmd/s = commands / (last seen - first seen) / 1e6; every\n"
+	    "  command is checked for loss, duplication, reordering and tearing (#wrong)",
+    .groups = EB_G_OUTPUT,
+    EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
+    .main = queue_main,
+};

@@ -138,18 +138,20 @@ static void *sendrecv_landing(struct eb_ctx *c)
 	return ((struct sendrecv_state *)c->priv)->in;
 }
 
-const struct eb_bench eb_bench_sendrecv = {
-    .name = "sendrecv",
-    .summary = "two-sided fi_send/fi_recv ping-pong, rank 0 <-> rank k (k = 1..N-1), "
-	       "averaged over pairs",
+static const struct eb_bench sendrecv_bench = {
     .metric = "t = half the round trip (one-way); S bytes go each way",
     .nvariants = 1,
     .variants = {{"Host", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS}},
     .one_way = 1,
-    .setup = sendrecv_setup,
-    .teardown = sendrecv_teardown,
-    .prepare = sendrecv_prepare,
-    .iter = sendrecv_iter,
-    .verify = sendrecv_verify,
-    .landing = sendrecv_landing,
+    EB_BENCH_HOOKS(sendrecv),
+};
+
+const struct eb_cmd eb_cmd_sendrecv = {
+    .name = "sendrecv",
+    .summary = "two-sided send/recv ping-pong, rank 0 <-> rank k",
+    .help = "  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
+	    "  t = HALF the round trip (one-way time); S bytes travel each way and Gbps\n"
+	    "  counts S per one-way t",
+    .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
+    .bench = &sendrecv_bench,
 };

@@ -227,20 +227,25 @@ static void *write_landing(struct eb_ctx *c)
 	return ((struct write_state *)c->priv)->dst;
 }
 
-const struct eb_bench eb_bench_write = {
-    .name = "write",
-    .summary = "one-sided fi_writedata from host memory, rank 0 -> rank k (k = 1..N-1); "
-	       "Single and Split one k at a time (averaged over pairs), RoundRobin every k at once",
+static const struct eb_bench write_bench = {
     .metric = "t = first post to the acknowledgement that every chunk landed; Gbps counts S "
 	      "(Single, Split) or S*(N-1) (RoundRobin) bytes per t",
     .nvariants = 3,
     .variants = {{"Single", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS},
 		 {"Split", EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
 		 {"RoundRobin", EB_LAYOUT_RR, EB_FLOW_FANOUT}},
-    .setup = write_setup,
-    .teardown = write_teardown,
-    .prepare = write_prepare,
-    .iter = write_iter,
-    .verify = write_verify,
-    .landing = write_landing,
+    EB_BENCH_HOOKS(write),
+};
+
+const struct eb_cmd eb_cmd_write = {
+    .name = "write",
+    .summary = "one-sided RDMA write + immediate data, rank 0 -> rank k",
+    .help = "  one-sided fi_writedata, rank 0 -> rank k (k = 1..N-1); every chunk carries\n"
+	    "  immediate data the target counts; t = first post until the target\n"
+	    "  acknowledges that all chunks landed. Single and Split: one k at a time,\n"
+	    "  averaged over pairs (each pair in JSON); RoundRobin: every k at once, peer k\n"
+	    "  on channel k % channels. Gbps counts S bytes per t for Single and Split,\n"
+	    "  S*(N-1) for RoundRobin",
+    .groups = EB_G_FABRIC_BENCH,
+    .bench = &write_bench,
 };

@@ -28,6 +28,29 @@ int eb_boot_barrier(struct eb_boot *b, uint64_t deadline)
 	return rc;
 }
 
+int eb_boot_allreduce(struct eb_boot *b, int64_t v, enum eb_reduce op, int64_t *out,
+		      uint64_t deadline)
+{
+	int64_t *all = malloc(sizeof(*all) * (size_t)b->size), acc = v;
+	int r, rc;
+
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = b->ops->allgather(b, &v, all, sizeof(v), deadline);
+	for (r = 0; rc == EB_OK && r < b->size; r++) {
+		if (r == 0)
+			acc = all[0];
+		else if (op == EB_SUM)
+			acc += all[r];
+		else if (op == EB_MIN ? all[r] < acc : all[r] > acc)
+			acc = all[r];
+	}
+	free(all);
+	if (rc == EB_OK)
+		*out = acc;
+	return rc;
+}
+
 int eb_boot_check(struct eb_boot *b)
 {
 	return b->ops->check(b);

@@ -203,3 +203,35 @@ free_tables:
 	free(c);
 	return code;
 }
+
+int eb_launch_probe(int (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len)
+{
+	int fd[2], status = 0, rc;
+	ssize_t got = -1;
+	pid_t pid;
+
+	if (pipe(fd) != 0) {
+		eb_err("pipe: %s", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		memset(out, 0, len);
+		rc = fn(arg, out);
+		_exit(write(fd[1], out, len) == (ssize_t)len ? rc : 1);
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		got = read(fd[0], out, len);
+		waitpid(pid, &status, 0);
+	}
+	close(fd[0]);
+	if (pid < 0 || got != (ssize_t)len) {
+		eb_err("the probe process %s", pid < 0 ? "could not start" : "died");
+		return 1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

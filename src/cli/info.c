@@ -1,5 +1,6 @@
 /* efabench info: what this machine offers, before anyone benchmarks it. */
 #include "efabench/boot.h"
+#include "../bench/cmd.h"
 #include "efabench/fabric.h"
 #include "efabench/status.h"
 
@@ -79,7 +80,7 @@ static void mr_bits(uint64_t m, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-int eb_info_main(void)
+static int info_main(const struct eb_opts *o)
 {
 	struct fi_info *list, *i;
 	int rc;
@@ -87,7 +88,7 @@ int eb_info_main(void)
 	print_libs();
 	rc = eb_fabric_query(NULL, &list);
 	if (rc != EB_OK)
-		return 1;
+		return rc;
 	printf("\nRDM entries (one line per provider x NIC x address format):\n");
 	printf("%-14s %-10s %-18s %-4s %-4s %-7s %-9s %-5s %-9s %-28s %s\n", "provider", "domain",
 	       "fabric", "MSG", "RMA", "cq_data", "RMA_EVENT", "HMEM", "ordered", "mr_mode",
@@ -114,5 +115,14 @@ int eb_info_main(void)
 	       "Link speeds come from fi_info, else /sys/class/net/<domain>/speed; '-' when "
 	       "neither.\n");
 	fi_freeinfo(list);
-	return 0;
+	return EB_OK;
 }
+
+const struct eb_cmd eb_cmd_info = {
+    .name = "info",
+    .summary = "providers, NICs and link speeds, GPUs, what this build and machine offer",
+    .help = "  libfabric's version and every RDM entry of every provider (what each supports\n"
+	    "  among the features efabench uses), link speeds, the GPUs CUDA sees, MPI and\n"
+	    "  hwloc",
+    .main = info_main,
+};

@@ -1,34 +1,45 @@
-/* efabench: one binary, one subcommand per benchmark. */
+/* efabench: one binary, one subcommand per benchmark. This file holds the table of
+ * subcommands and starts them: in this process, or as ranks (forked here, under MPI, or
+ * joined through the TCP rendezvous). */
 #include "opts.h"
 #include "efabench/boot.h"
-#include "efabench/fabric.h"
 #include "efabench/status.h"
+#include "../bench/harness.h"
 #include "../core/log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-int eb_info_main(void);
+/* Every subcommand, in `efabench --help` order. Adding one: its file, and its name here. */
+#define EB_CMDS(X) X(write) X(sendrecv) X(alltoall) X(queue) X(ipc) X(info)
 
-static const struct eb_bench *const benches[] = {&eb_bench_write, &eb_bench_sendrecv,
-						 &eb_bench_alltoall};
+#define DECLARE(name) extern const struct eb_cmd eb_cmd_##name;
+#define ADDRESS(name) &eb_cmd_##name,
+EB_CMDS(DECLARE)
+static const struct eb_cmd *const cmds[] = {EB_CMDS(ADDRESS)};
+#define NCMDS ((int)(sizeof(cmds) / sizeof(cmds[0])))
 
-struct rank_args {
-	const struct eb_bench *b; /* NULL: efabench ipc */
-	const struct eb_opts *o;
-};
+static void usage(FILE *f)
+{
+	int i;
+
+	fputs("usage: efabench <subcommand> [options]\n\nSubcommands:\n", f);
+	for (i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
+	fputs("\n`efabench <subcommand> --help` defines its figures and lists its options.\n"
+	      "Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n",
+	      f);
+}
 
 static int rank_main(struct eb_boot *boot, void *arg)
 {
-	struct rank_args *a = arg;
+	const struct eb_opts *o = arg;
 
-	if (a->b == NULL)
-		return eb_ipc_rank(boot, (void *)a->o);
-	return eb_exit_code(eb_harness_run(a->b, a->o, boot));
+	if (o->cmd->bench != NULL)
+		return eb_exit_code(eb_harness_run(o->cmd->bench, o, boot));
+	return eb_exit_code(o->cmd->rank(boot, o));
 }
 
 /* An output file we cannot create is bad input: find out before any rank starts. */
@@ -47,37 +58,16 @@ static int check_writable(const char *path)
 	return EB_OK;
 }
 
-/* Probe the provider in a child so this process never initialises libfabric before it
- * forks the ranks. Returns the child's exit status. */
-static int probe_fabric(const struct eb_opts *o, int np)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		eb_err("fork: %s", strerror(errno));
-		return 1;
-	}
-	if (pid == 0)
-		_exit(eb_exit_code(eb_fabric_validate(&o->fab, np, 1)));
-	if (waitpid(pid, &status, 0) != pid)
-		return 1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 /* A rank started by an outside launcher: run it, then leave the bootstrap with its code. */
-static int run_started(struct eb_boot *boot, struct rank_args *a)
+static int run_started(struct eb_boot *boot, struct eb_opts *o)
 {
-	int code = rank_main(boot, a);
+	int code = rank_main(boot, o);
 
 	eb_boot_finalize(boot, code);
 	return code;
 }
 
-static int run_mpi(const struct eb_opts *o, struct rank_args *a)
+static int run_mpi(struct eb_opts *o)
 {
 	struct eb_boot boot;
 	int rc;
@@ -90,14 +80,20 @@ static int run_mpi(const struct eb_opts *o, struct rank_args *a)
 	rc = eb_boot_mpi_init(&boot);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
-	return run_started(&boot, a);
+	return run_started(&boot, o);
 }
 
-static int run_rendezvous(struct eb_opts *o, struct rank_args *a)
+static int run_rendezvous(struct eb_opts *o)
 {
 	struct eb_boot boot;
 	int rc;
 
+	if (o->cmd->one_host) {
+		eb_err("efabench %s runs on one host: start it with --np or mpirun, not a "
+		       "rendezvous",
+		       o->cmd->name);
+		return 2;
+	}
 	if (o->np != 0) {
 		eb_err("--np is for the embedded launcher; with a rendezvous each rank is started "
 		       "on its own (--rank, --ranks)");
@@ -109,79 +105,62 @@ static int run_rendezvous(struct eb_opts *o, struct rank_args *a)
 	rc = eb_boot_rdv_init(&boot, &o->rdv);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_EINVAL ? EB_EPEER : rc);
-	return run_started(&boot, a);
+	return run_started(&boot, o);
+}
+
+static int launch(struct eb_opts *o)
+{
+	int np;
+
+	if (o->rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP)
+		return run_rendezvous(o);
+	if (eb_boot_detect() == EB_LAUNCH_MPI)
+		return run_mpi(o);
+	np = o->cmd->probe != NULL ? o->cmd->probe(o) : eb_harness_probe(o);
+	if (np < 0)
+		return -np;
+	return eb_launch_local(np, rank_main, o, o->fab.timeout_s + 5.0);
 }
 
 int main(int argc, char **argv)
 {
-	const struct eb_variant *a_vars[EB_MAX_VARIANTS];
-	const struct eb_bench *b = NULL;
-	struct rank_args a;
+	const struct eb_variant *vars[EB_MAX_VARIANTS];
+	const struct eb_cmd *cmd = NULL;
 	struct eb_opts o;
-	size_t i;
-	int help, np;
+	void *own = NULL;
+	int i, help, code = 2;
 
 	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		eb_opts_usage(argc < 2 ? stderr : stdout, NULL);
+		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	for (i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
-		if (strcmp(argv[1], benches[i]->name) == 0)
-			b = benches[i];
-	if (b == NULL && strcmp(argv[1], "info") != 0 && strcmp(argv[1], "queue") != 0 &&
-	    strcmp(argv[1], "ipc") != 0) {
-		eb_err("unknown subcommand '%s' (want write, sendrecv, alltoall, queue, ipc or "
-		       "info)",
-		       argv[1]);
+	for (i = 0; i < NCMDS; i++)
+		if (strcmp(argv[1], cmds[i]->name) == 0)
+			cmd = cmds[i];
+	if (cmd == NULL) {
+		eb_err("unknown subcommand '%s' (efabench --help lists them)", argv[1]);
 		return 2;
 	}
-	if (eb_opts_parse(argc, argv, &o, &help) != EB_OK)
-		return 2;
+	if (cmd->own_size > 0 && (own = calloc(1, cmd->own_size)) == NULL) {
+		eb_err("out of memory");
+		return 1;
+	}
+	if (eb_opts_parse(cmd, argc, argv, &o, own, &help) != EB_OK)
+		goto free_own;
 	if (help) {
-		eb_opts_usage(stdout, argv[1]);
-		return 0;
+		eb_opts_help(stdout, cmd);
+		code = 0;
+		goto free_own;
 	}
 	eb_log_set_verbose(o.verbose);
-	if (b == NULL && strcmp(argv[1], "queue") == 0) {
-		if (check_writable(o.json) != EB_OK)
-			return 2;
-		o.q.timeout_s = o.fab.timeout_s;
-		o.q.json = o.json;
-		return eb_exit_code(eb_queue_run(&o.q));
-	}
-	if (b == NULL && strcmp(argv[1], "info") == 0)
-		return eb_info_main();
-	if (b != NULL && eb_harness_select(b, o.layouts, a_vars) == 0) {
-		eb_err("%s has no variant with the layouts asked for (--layout)", b->name);
-		return 2;
+	if (cmd->bench != NULL && eb_harness_select(cmd->bench, o.layouts, vars) == 0) {
+		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
+		goto free_own;
 	}
 	if (check_writable(o.csv) != EB_OK || check_writable(o.json) != EB_OK)
-		return 2;
-	a.b = b;
-	a.o = &o;
-	if (b == NULL) { /* ipc: one rank per GPU of this host */
-		if (o.rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP) {
-			eb_err("efabench ipc runs on one host: start it with --np or mpirun, not "
-			       "a rendezvous");
-			return 2;
-		}
-		if (eb_boot_detect() == EB_LAUNCH_MPI)
-			return run_mpi(&o, &a);
-		np = eb_ipc_probe(&o);
-		return np < 0 ? -np : eb_launch_local(np, rank_main, &a, o.fab.timeout_s + 5.0);
-	}
-	if (o.rdv.root != NULL || eb_boot_detect() == EB_LAUNCH_TCP)
-		return run_rendezvous(&o, &a);
-	if (eb_boot_detect() == EB_LAUNCH_MPI)
-		return run_mpi(&o, &a);
-	np = o.np ? o.np : 2;
-	if (np < 2) {
-		eb_err("%s pairs rank 0 with every other rank: it needs --np 2 or more (got %d)",
-		       b->name, np);
-		return 2;
-	}
-	i = (size_t)probe_fabric(&o, np);
-	if (i != 0)
-		return (int)i;
-	return eb_launch_local(np, rank_main, &a, o.fab.timeout_s + 5.0);
+		goto free_own;
+	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o)) : launch(&o);
+free_own:
+	free(own);
+	return code;
 }

@@ -25,23 +25,6 @@ struct addr_rec {
 	char name[EB_ADDR_MAX];
 };
 
-/* Everyone opens the same number of channels: the smallest count among ranks. */
-static int agree_channels(struct eb_engine *e, int mine, int *agreed)
-{
-	int32_t *all = malloc(sizeof(*all) * (size_t)e->size), me = mine;
-	int r, rc;
-
-	if (all == NULL)
-		return EB_ENOMEM;
-	rc = eb_boot_allgather(e->boot, &me, all, sizeof(me), eb_engine_deadline(e));
-	*agreed = mine;
-	for (r = 0; rc == EB_OK && r < e->size; r++)
-		if (all[r] < *agreed)
-			*agreed = all[r];
-	free(all);
-	return rc;
-}
-
 static int exchange_addresses(struct eb_engine *e)
 {
 	struct addr_rec *all = malloc(sizeof(*all) * (size_t)e->size), mine;
@@ -76,6 +59,7 @@ free_bufs:
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
 {
 	int single, want, c, rc;
+	int64_t agreed;
 
 	memset(e, 0, sizeof(*e));
 	e->boot = b;
@@ -91,10 +75,12 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	rc = eb_fabric_nics(e->prov, o, single, &e->nics, &e->nnics);
 	if (rc != EB_OK)
 		return rc;
-	want = o->channels > 0 ? o->channels : e->nnics;
-	rc = agree_channels(e, want, &want);
+	/* Everyone opens the same number of channels: the smallest count among ranks. */
+	rc = eb_boot_allreduce(b, o->channels > 0 ? o->channels : e->nnics, EB_MIN, &agreed,
+			       eb_engine_deadline(e));
 	if (rc != EB_OK)
 		goto free_nics;
+	want = (int)agreed;
 	e->chan = calloc((size_t)want, sizeof(*e->chan));
 	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
 	if (e->chan == NULL || e->imm == NULL) {

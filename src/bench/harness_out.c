@@ -1,0 +1,188 @@
+/* Rank 0's output of a harness benchmark: the seeds' table on stdout, and a record per
+ * (variant, size) with every statistic for the CSV and JSON files. */
+#include "harness_out.h"
+#include "efabench/size.h"
+#include "efabench/status.h"
+#include "../report/doc.h"
+
+#include <rdma/fabric.h>
+#include <stdio.h>
+
+double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks)
+{
+	return (double)size * (v->flow == EB_FLOW_PAIRS ? 1.0 : (double)(nranks - 1));
+}
+
+/* Distinct NICs rank 0 drives in the variant: what BusBW is measured against. */
+int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks)
+{
+	int used[64] = {0}, peer, ch, n = 0;
+	int last = v->flow == EB_FLOW_PAIRS ? 1 : nranks - 1; /* one pair is typical */
+	size_t off, len;
+
+	for (peer = 1; peer <= last; peer++)
+		for (ch = 0; ch < e->nchan; ch++)
+			if (eb_layout_slice(v->layout, e->nchan, 0, peer, 1u << 20, ch, &off, &len))
+				used[e->chan[ch].nic_index % 64] = 1;
+	for (ch = 0; ch < 64; ch++)
+		n += used[ch];
+	return n;
+}
+
+static const char *flow_name(enum eb_flow p)
+{
+	return p == EB_FLOW_PAIRS ? "pairs" : p == EB_FLOW_FANOUT ? "fanout" : "all-to-all";
+}
+
+void eb_harness_header(struct eb_report *r)
+{
+	const struct eb_opts *o = r->c->o;
+	const struct eb_engine *e = r->c->e;
+	const char *names[EB_MAX_VARIANTS];
+	char chunk[24], link[64];
+	int v, c;
+
+	if (r->link_gbps > 0)
+		snprintf(link, sizeof(link), "%.1f Gbps per NIC", r->link_gbps);
+	else
+		snprintf(link, sizeof(link), "unknown (BusBW shows -; set --link-gbps)");
+	printf("# efabench %s: %s\n", r->c->o->cmd->name, r->c->o->cmd->summary);
+	printf("# ranks: %d (%s launcher)  provider: %s  link: %s\n", r->c->nranks, r->launcher,
+	       e->prov, link);
+	printf("# channels: %d on NICs:", e->nchan);
+	for (c = 0; c < e->nchan; c++)
+		printf(" %s", e->chan[c].nic.domain);
+	printf("  NICs used:");
+	for (v = 0; v < r->nvars; v++)
+		printf(" %s %d", r->vars[v]->name, eb_variant_nics(e, r->vars[v], r->c->nranks));
+	printf("\n# warmup: %ld  iters: %ld  chunk: %s  window: %d  check every iteration: %s  "
+	       "timeout: %.0f s\n",
+	       o->warmup, o->iters, eb_size_format(r->c->chunk, chunk, sizeof(chunk)), r->c->window,
+	       o->check ? "yes" : "no", o->fab.timeout_s);
+	printf("# %s\n", r->b->metric);
+	printf("# BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
+	       "#wrong = wrong 8-byte words\n#\n");
+	for (v = 0; v < r->nvars; v++)
+		names[v] = r->vars[v]->name;
+	eb_table_seed(&r->table, names, r->nvars);
+	eb_table_head(&r->table);
+}
+
+void eb_harness_row(struct eb_report *r, int s)
+{
+	const struct eb_result *res = &r->res[s * r->nvars];
+	uint64_t wrong = 0;
+	int v;
+
+	eb_table_size(&r->table, res[0].size);
+	for (v = 0; v < r->nvars; v++) {
+		eb_table_cell(&r->table, "%.2f", res[v].gbps);
+		if (res[v].busbw >= 0)
+			eb_table_cell(&r->table, "%.1f", res[v].busbw);
+		else
+			eb_table_cell(&r->table, "-");
+		eb_table_cell(&r->table, "%.2f", res[v].t_s * 1e6);
+		wrong += res[v].wrong;
+	}
+	eb_table_cell(&r->table, "%llu", (unsigned long long)wrong);
+	eb_table_row(&r->table);
+}
+
+/* The run's settings; the CSV gets the ones that vary between runs as columns. */
+static void settings(struct eb_rec *x, const struct eb_report *r)
+{
+	const struct eb_opts *o = r->c->o;
+	const struct eb_engine *e = r->c->e;
+	char ver[32];
+	int c;
+
+	eb_rec_obj(x, "settings");
+	eb_rec_str(x, "bench", r->c->o->cmd->name);
+	eb_rec_int(x, "ranks", r->c->nranks);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_str(x, "launcher", r->launcher);
+	eb_rec_str(x, "provider", e->prov);
+	eb_rec_to(x, EB_TO_CSV);
+	for (c = 0; c < e->nchan; c++)
+		eb_rec_strs(x, "channel_nics", e->chan[c].nic.domain);
+	eb_rec_num_or_null(x, "link_gbps", r->link_gbps, r->link_gbps > 0);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_int(x, "warmup", o->warmup);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_int(x, "iters", o->iters);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_int(x, "chunk", (long long)r->c->chunk);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_int(x, "window", r->c->window);
+	eb_rec_to(x, EB_TO_CSV);
+	eb_rec_bool(x, "check", o->check);
+	eb_rec_num(x, "timeout_s", o->fab.timeout_s);
+	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	eb_rec_str(x, "libfabric", ver);
+	eb_rec_end(x);
+}
+
+static void record(struct eb_rec *x, const struct eb_report *r, const struct eb_result *res)
+{
+	double bytes = eb_variant_bytes(res->var, res->size, r->c->nranks);
+	int g;
+
+	eb_rec_str(x, "bench", r->c->o->cmd->name);
+	eb_rec_str(x, "variant", res->var->name);
+	eb_rec_str(x, "layout", eb_layout_name(res->var->layout));
+	eb_rec_str(x, "flow", flow_name(res->var->flow));
+	eb_rec_int(x, "size", (long long)res->size);
+	eb_rec_int(x, "count", (long long)(res->size / 4));
+	eb_rec_num(x, "bytes_per_iter", bytes);
+	eb_rec_num(x, "gbps", res->gbps);
+	eb_rec_int(x, "nics_used", res->nics);
+	eb_rec_num_or_null(x, "busbw_pct", res->busbw, res->busbw >= 0);
+	eb_rec_stats(x, &res->all, "lat_us", "us", 1e6);
+	eb_rec_int(x, "samples", (long long)res->all.n);
+	eb_rec_int(x, "wrong", (long long)res->wrong);
+	if (r->b->extra != NULL)
+		r->b->extra(r->c, res, x);
+	settings(x, r);
+	eb_rec_items(x, "groups");
+	for (g = 0; g < res->ngroups; g++) {
+		const struct eb_stats *p = &res->groups[g];
+		struct eb_rec *y = eb_rec_item(x, "groups");
+
+		if (y == NULL)
+			return;
+		/* PAIRS: rank 0 -> g + 1; FANOUT: rank 0 -> all; ALL: rank g -> all. */
+		eb_rec_int(y, "rank", res->var->flow == EB_FLOW_ALL ? g : 0);
+		if (res->var->flow == EB_FLOW_PAIRS)
+			eb_rec_int(y, "peer", g + 1);
+		else
+			eb_rec_str(y, "peer", "all");
+		eb_rec_num(y, "gbps", p->mean > 0 ? 8.0 * bytes / p->mean / 1e9 : 0.0);
+		eb_rec_stats(y, p, "lat_us", "us", 1e6);
+	}
+}
+
+int eb_harness_files(struct eb_report *r, uint64_t wrong)
+{
+	const struct eb_opts *o = r->c->o;
+	struct eb_doc d = {0};
+	int i, rc = EB_OK;
+
+	eb_table_footer(wrong);
+	if (o->csv == NULL && o->json == NULL)
+		return EB_OK;
+	eb_rec_str(&d.head, "efabench", EB_VERSION_STRING);
+	eb_rec_str(&d.head, "metric", r->b->metric);
+	settings(&d.head, r);
+	for (i = 0; i < o->nsizes * r->nvars && rc == EB_OK; i++) {
+		struct eb_rec *x = eb_doc_add(&d);
+
+		if (x == NULL)
+			rc = EB_ENOMEM;
+		else
+			record(x, r, &r->res[i]);
+	}
+	if (rc == EB_OK)
+		rc = eb_doc_write(&d, o->csv, o->json);
+	eb_doc_free(&d);
+	return rc == EB_OK ? EB_OK : EB_ESYS;
+}

@@ -1,0 +1,100 @@
+#include "table.h"
+#include "efabench/size.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void eb_table_col(struct eb_table *t, const char *head, int width, int left)
+{
+	struct eb_col *c;
+	int n = (int)strlen(head);
+
+	if (t->ncols == EB_TABLE_COLS)
+		return;
+	c = &t->col[t->ncols++];
+	snprintf(c->head, sizeof(c->head), "%s", head);
+	c->width = width > n ? width : n;
+	c->left = left;
+}
+
+void eb_table_seed(struct eb_table *t, const char *const *variants, int nvariants)
+{
+	int v;
+
+	eb_table_col(t, "Size", 5, 0);
+	eb_table_col(t, "Count", 9, 0);
+	for (v = 0; v < nvariants; v++) {
+		eb_table_col(t, variants[v], 10, 0);
+		eb_table_col(t, "BusBW (%)", 9, 0);
+		eb_table_col(t, "Lat (us)", 9, 0);
+	}
+	eb_table_col(t, "#wrong", 6, 0);
+}
+
+void eb_table_head(const struct eb_table *t)
+{
+	int c;
+
+	printf("|");
+	for (c = 0; c < t->ncols; c++)
+		printf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width, t->col[c].head);
+	printf("\n|");
+	for (c = 0; c < t->ncols; c++) {
+		int w = t->col[c].width + 1;
+
+		printf("%s", t->col[c].left ? ":" : "");
+		while (w-- > 0)
+			putchar('-');
+		printf("%s|", t->col[c].left ? "" : ":");
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+void eb_table_cell(struct eb_table *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->ncells == EB_TABLE_COLS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->cell[t->ncells++], sizeof(t->cell[0]), fmt, ap);
+	va_end(ap);
+}
+
+void eb_table_pct(struct eb_table *t, double num, double den)
+{
+	if (den > 0 && num >= 0)
+		eb_table_cell(t, "%.1f", 100.0 * num / den);
+	else
+		eb_table_cell(t, "-");
+}
+
+void eb_table_size(struct eb_table *t, uint64_t size)
+{
+	char s[24];
+
+	eb_table_cell(t, "%s", eb_size_format(size, s, sizeof(s)));
+	eb_table_cell(t, "%llu", (unsigned long long)(size / 4));
+}
+
+void eb_table_row(struct eb_table *t)
+{
+	int c;
+
+	printf("|");
+	for (c = 0; c < t->ncols; c++)
+		printf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width,
+		       c < t->ncells ? t->cell[c] : "");
+	printf("\n");
+	fflush(stdout);
+	t->ncells = 0;
+}
+
+void eb_table_footer(uint64_t wrong)
+{
+	printf("#\n# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
+	       wrong ? "FAILED" : "OK");
+	fflush(stdout);
+}
