@@ -22,6 +22,7 @@ struct eb_chan {
 	struct fid_av *av;
 	fi_addr_t *peers; /* [nranks] */
 	uint64_t mr_mode;
+	uint64_t caps; /* the fi_info's: FI_HMEM when opened for GPU memory */
 	size_t max_msg;
 	int ordered_sends; /* FI_ORDER_SAS: chunks of one message land in post order */
 	uint64_t next_key; /* for providers without FI_MR_PROV_KEY */

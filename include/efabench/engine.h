@@ -8,17 +8,15 @@
 #include "efabench/boot.h"
 #include "efabench/chan.h"
 #include "efabench/mr.h"
+#include "efabench/status.h"
 
 #include <rdma/fi_eq.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A post found the provider's queue full: progress, then post again. */
-#define EB_AGAIN 1
-
 /* Immediate data is 32 bits wide on EFA: the low 16 bits carry the sender's rank so the target
  * can count arrivals per (peer, channel); the high 16 bits are the caller's tag. */
-#define EB_IMM(rank, tag) ((uint32_t)(rank)&0xffffu) | ((uint32_t)(tag) << 16)
+#define EB_IMM(rank, tag) (((uint32_t)(rank)&0xffffu) | ((uint32_t)(tag) << 16))
 
 enum eb_op { EB_OP_WRITE, EB_OP_SEND, EB_OP_RECV };
 
@@ -33,7 +31,8 @@ struct eb_req {
 	int done;
 	enum eb_op op;
 	int chan, peer;
-	size_t len; /* requested length (the spec defines cq len only for receives) */
+	size_t len;   /* requested length (the spec defines cq len only for receives) */
+	uint64_t tag; /* the owner's (a transfer keeps its chunk index here) */
 };
 
 struct eb_engine {
@@ -50,6 +49,10 @@ struct eb_engine {
 	uint64_t next_check_ns;
 	unsigned idle_polls; /* empty polls in a row, to stop hogging an oversubscribed CPU */
 	int failed;	     /* a CQ error or lost peer was reported: later calls fail fast */
+	/* Optional: called for every write with immediate data that lands here, with the
+	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
+	void (*on_write)(void *arg, int src, int chan, uint32_t tag);
+	void *on_write_arg;
 };
 
 /* Choose the provider, open one channel per NIC (up to opts->channels), exchange addresses
@@ -89,6 +92,9 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
  * mrs has nchan entries. */
 int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
 		  struct eb_rkey *rkeys);
+/* The same for [off, off + len) of any memory kind (m NULL: nothing to expose). */
+int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
+		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys);
 void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);
 
 #endif

@@ -19,6 +19,7 @@ struct eb_fabric_opts {
 	int channels;	      /* 0: one per NIC found; beyond the NICs found they share */
 	double link_gbps;     /* > 0 overrides the link speed the provider reports */
 	double timeout_s;     /* deadline of every wait */
+	int hmem;	      /* GPU memory will be registered: ask for FI_HMEM and FI_MR_HMEM */
 };
 
 struct eb_nic {
@@ -32,13 +33,14 @@ struct eb_nic {
 /* The libfabric API version we ask for: the headers we were built with. */
 #define EB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
-/* Hints that ask for everything above and accept every mr_mode bit we know how to honour.
+/* Hints that ask for everything above and accept every mr_mode bit we know how to honour;
+ * with hmem, also FI_HMEM (only then: it changes what some providers offer for host memory).
  * prov may be NULL. NULL on allocation failure (printed). */
-struct fi_info *eb_fabric_hints(const char *prov);
+struct fi_info *eb_fabric_hints(const char *prov, int hmem);
 
 /* fi_getinfo with those hints for prov (NULL: every provider); *list is NULL when nothing
  * matched. */
-int eb_fabric_query(const char *prov, struct fi_info **list);
+int eb_fabric_query(const char *prov, int hmem, struct fi_info **list);
 
 /* The entry has FI_MSG, FI_RMA and enough remote CQ data. */
 int eb_fabric_usable(const struct fi_info *info);

@@ -1,9 +1,11 @@
 /* Memory registration that honours every mr_mode bit the provider asked for, with the least
- * access each buffer needs. */
+ * access each buffer needs. GPU memory goes through DMA-BUF where the libfabric headers and
+ * runtime (>= 1.20), the provider and the GPU allow, else fi_mr_regattr with FI_HMEM_CUDA. */
 #ifndef EFABENCH_MR_H
 #define EFABENCH_MR_H
 
 #include "efabench/chan.h"
+#include "efabench/mem.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,15 +16,31 @@ struct eb_rkey {
 	uint64_t key;
 };
 
+enum eb_reg_path {
+	EB_REG_NONE,	  /* not registered: the provider reads local host memory as it is */
+	EB_REG_HOST,	  /* host (or pinned host) memory */
+	EB_REG_DMABUF,	  /* GPU memory exported as a DMA-BUF (FI_MR_DMABUF) */
+	EB_REG_HMEM_CUDA, /* GPU memory by address, iface FI_HMEM_CUDA */
+};
+
+const char *eb_reg_path_name(enum eb_reg_path p); /* "none", "host", "dmabuf", "hmem-cuda" */
+
 struct eb_mr {
 	struct fid_mr *mr; /* NULL when the provider needs no registration for this use */
 	void *desc;	   /* for local operations (fi_mr_desc), may be NULL */
 	struct eb_rkey rkey;
+	enum eb_reg_path path;
 };
 
 /* access: FI_WRITE / FI_SEND / FI_RECV for local use, FI_REMOTE_WRITE for an RMA target.
- * Local-only access is registered only where FI_MR_LOCAL asks for it. */
+ * Local-only access to host memory is registered only where FI_MR_LOCAL asks for it. */
 int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct eb_mr *mr);
+
+/* The same for [off, off + len) of any memory kind. GPU memory needs a channel opened with
+ * FI_HMEM; when neither DMA-BUF nor FI_HMEM_CUDA works, one line says what the provider lacks
+ * and EB_ENOTSUP comes back. */
+int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
+		  struct eb_mr *mr);
 void eb_mr_dereg(struct eb_mr *mr);
 
 #endif

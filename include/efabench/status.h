@@ -3,6 +3,7 @@
 #define EFABENCH_STATUS_H
 
 enum eb_status {
+	EB_AGAIN = 1, /* not a failure: a queue is full; make progress, then try again */
 	EB_OK = 0,
 	EB_EINVAL = -1,	   /* bad input from the user or caller */
 	EB_ENOMEM = -2,	   /* allocation failed */

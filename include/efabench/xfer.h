@@ -4,6 +4,7 @@
 #define EFABENCH_XFER_H
 
 #include "efabench/engine.h"
+#include "efabench/stage.h"
 
 struct eb_xfer {
 	struct eb_engine *e;
@@ -20,6 +21,14 @@ struct eb_xfer {
 	struct eb_req *reqs; /* [window] */
 	int *free_slots;     /* stack of free request slots */
 	int nfree;
+	/* Staged (eb_xfer_stage): chunk i of buf mirrors dev + i * chunk in GPU memory. */
+	struct eb_stage *stage;
+	char *dev;
+	int serial;		/* copy everything before the first post / after the last arrival */
+	int *tickets;		/* [2 * window]: copies in flight, in chunk order */
+	size_t staged, copied;	/* chunks whose copy started; completed (a prefix) */
+	unsigned char *arrived; /* receives: chunks that landed, by index */
+	size_t arrived_cap;
 };
 
 /* chunk > 0, window > 0. Returns EB_OK or EB_ENOMEM (printed). */
@@ -37,6 +46,13 @@ void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t
 		  void *desc);
 void eb_xfer_recv(struct eb_xfer *x, int chan, int peer, void *buf, size_t len, size_t chunk,
 		  void *desc);
+
+/* Make an armed transfer staged: before chunk i is posted (writes, sends) it is copied from
+ * dev + i * chunk on the GPU into buf; after it arrived (receives) it is copied to dev. Up to
+ * 2 * window copies run ahead of the network, or (serial) the whole buffer is copied before the
+ * first post / after the last arrival. Staged writes carry the chunk index in the high 16
+ * bits of their immediate data, so a staged target knows which chunk landed. */
+int eb_xfer_stage(struct eb_xfer *x, struct eb_stage *stage, void *dev, int serial);
 
 /* Post as many chunks as the window allows without blocking. */
 int eb_xfer_step(struct eb_xfer *x);

@@ -4,7 +4,6 @@
  * iterations need no barrier, cumulative counts keep them apart. */
 #include "harness.h"
 #include "../report/rec.h"
-#include "efabench/buf.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -12,7 +11,7 @@
 #include <stdlib.h>
 
 struct a2a_state {
-	char *out, *in; /* slot p of out goes to rank p; slot s of in comes from rank s */
+	struct eb_payload out, in; /* slot p of out goes to rank p; slot s of in comes from s */
 	size_t slot;
 	struct eb_mr *out_mr, *in_mr; /* one per channel */
 	struct eb_rkey *rkeys;	      /* [rank][chan] of every in buffer */
@@ -46,15 +45,16 @@ static int a2a_setup(struct eb_ctx *c)
 	for (i = 0; i < nx; i++)
 		if (eb_xfer_init(&st->x[i], e, c->window) != EB_OK)
 			return rc;
-	st->out = eb_buf_alloc_host(st->slot * (size_t)c->nranks, "the alltoall send buffer");
-	st->in = eb_buf_alloc_host(st->slot * (size_t)c->nranks, "the alltoall receive buffer");
-	if (st->out == NULL || st->in == NULL)
-		return rc;
-	rc = eb_engine_reg(e, st->out, st->slot * (size_t)c->nranks, FI_WRITE, st->out_mr, NULL);
-	if (rc != EB_OK)
-		return rc;
-	return eb_engine_reg(e, st->in, st->slot * (size_t)c->nranks, FI_REMOTE_WRITE, st->in_mr,
-			     st->rkeys);
+	rc =
+	    eb_payload_alloc(c, &st->out, st->slot * (size_t)c->nranks, "the alltoall send buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_alloc(c, &st->in, st->slot * (size_t)c->nranks,
+				      "the alltoall receive buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_reg(c, &st->out, FI_WRITE, st->out_mr, NULL);
+	if (rc == EB_OK)
+		rc = eb_payload_reg(c, &st->in, FI_REMOTE_WRITE, st->in_mr, st->rkeys);
+	return rc == EB_OK ? eb_payload_land(c, &st->in, st->slot) : rc;
 }
 
 static void a2a_teardown(struct eb_ctx *c)
@@ -70,8 +70,8 @@ static void a2a_teardown(struct eb_ctx *c)
 		eb_engine_dereg(c->e, st->in_mr);
 	if (st->out_mr != NULL)
 		eb_engine_dereg(c->e, st->out_mr);
-	eb_buf_free_host(st->out);
-	eb_buf_free_host(st->in);
+	eb_payload_free(&st->out);
+	eb_payload_free(&st->in);
 	free(st->out_mr);
 	free(st->in_mr);
 	free(st->rkeys);
@@ -86,35 +86,40 @@ static void a2a_teardown(struct eb_ctx *c)
 static int a2a_prepare(struct eb_ctx *c)
 {
 	struct a2a_state *st = c->priv;
-	int p;
+	int p, rc = EB_OK;
 
-	for (p = 0; p < c->nranks; p++) {
+	for (p = 0; p < c->nranks && rc == EB_OK; p++) {
 		struct eb_pattern out = {(uint32_t)c->rank, (uint32_t)p, c->epoch};
 		struct eb_pattern in = {(uint32_t)p, (uint32_t)c->rank, EB_EPOCH_POISON};
 
 		if (p == c->rank)
 			continue;
-		eb_pattern_fill(&out, st->out + (size_t)p * st->slot, c->bytes, 0);
-		eb_pattern_fill(&in, st->in + (size_t)p * st->slot, c->bytes, 0);
+		rc = eb_payload_fill(&st->out, (size_t)p * st->slot, c->bytes, &out);
+		if (rc == EB_OK)
+			rc = eb_payload_fill(&st->in, (size_t)p * st->slot, c->bytes, &in);
 	}
-	return EB_OK;
+	return rc;
 }
 
 static int a2a_iter(struct eb_ctx *c, long i)
 {
 	struct a2a_state *st = c->priv;
 	struct eb_engine *e = c->e;
-	int nch = e->nchan, p, ch, n = 0, nw = 0;
+	int nch = e->nchan, p, ch, n = 0, nw = 0, rc;
 
-	(void)i;
 	/* Start with the next rank up so every rank's first write goes to a different peer. */
 	for (p = (c->rank + 1) % c->nranks; p != c->rank; p = (p + 1) % c->nranks) {
 		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
-		int k, armed = eb_layout_write(
-			   c->var->layout, xs, nch, c->rank, p, st->out + (size_t)p * st->slot,
-			   c->bytes, c->chunk, st->out_mr, &st->rkeys[(size_t)p * (size_t)nch],
-			   (uint64_t)c->rank * st->slot, EB_IMM(c->rank, c->epoch));
+		int k,
+		    armed =
+			eb_layout_write(c->var->layout, xs, nch, c->rank, p,
+					eb_payload_at(&st->out, (size_t)p * st->slot), c->bytes,
+					c->chunk, st->out_mr, &st->rkeys[(size_t)p * (size_t)nch],
+					(uint64_t)c->rank * st->slot, EB_IMM(c->rank, c->epoch));
 
+		rc = eb_payload_stage(c, &st->out, xs, armed);
+		if (rc != EB_OK)
+			return rc;
 		for (k = 0; k < armed; k++)
 			st->all[n++] = &xs[k];
 		for (ch = 0; ch < nch; ch++) {
@@ -129,7 +134,8 @@ static int a2a_iter(struct eb_ctx *c, long i)
 			    (struct eb_imm_wait){.peer = p, .chan = ch, .count = *want};
 		}
 	}
-	return eb_xfer_wait_imm(e, st->all, n, st->waits, nw, eb_engine_deadline(e));
+	rc = eb_xfer_wait_imm(e, st->all, n, st->waits, nw, eb_engine_deadline(e));
+	return rc == EB_OK ? eb_payload_landed(c, eb_engine_deadline(e)) : rc;
 }
 
 static uint64_t a2a_verify(struct eb_ctx *c)
@@ -142,18 +148,18 @@ static uint64_t a2a_verify(struct eb_ctx *c)
 		struct eb_pattern in = {(uint32_t)s, (uint32_t)c->rank, c->epoch};
 
 		if (s != c->rank)
-			wrong +=
-			    eb_pattern_check(&in, st->in + (size_t)s * st->slot, c->bytes, 0, NULL);
+			wrong += eb_payload_check(&st->in, (size_t)s * st->slot, c->bytes, &in);
 	}
 	return wrong;
 }
 
-static void *a2a_landing(struct eb_ctx *c)
+static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off)
 {
 	struct a2a_state *st = c->priv;
 
 	/* The slot of the next rank down: every rank has one that some peer writes. */
-	return st->in + (size_t)((c->rank + c->nranks - 1) % c->nranks) * st->slot;
+	*off = (size_t)((c->rank + c->nranks - 1) % c->nranks) * st->slot;
+	return &st->in;
 }
 
 /* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
@@ -175,9 +181,13 @@ static const struct eb_bench a2a_bench = {
     .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
 	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
     .nvariants = 3,
-    .variants = {{"Single", EB_LAYOUT_SINGLE, EB_FLOW_ALL},
-		 {"Split", EB_LAYOUT_SPLIT, EB_FLOW_ALL},
-		 {"RoundRobin", EB_LAYOUT_RR, EB_FLOW_ALL}},
+    .variants = {{{"Single", "SinglePin", "SingleDMA", "SingleStaged"},
+		  EB_LAYOUT_SINGLE,
+		  EB_FLOW_ALL},
+		 {{"Split", "MultiPin", "MultiDMA", "MultiStaged"}, EB_LAYOUT_SPLIT, EB_FLOW_ALL},
+		 {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
+		  EB_LAYOUT_RR,
+		  EB_FLOW_ALL}},
     EB_BENCH_HOOKS(a2a),
     .extra = a2a_extra,
 };

@@ -22,11 +22,13 @@ enum {
 	EB_G_RANKS = 1u << 3,	/* --np, and the rendezvous: --root --rank --ranks */
 	EB_G_OUTPUT = 1u << 4,	/* --csv --json */
 	EB_G_TESTING = 1u << 5, /* --corrupt-at --corrupt-key */
+	EB_G_MEM = 1u << 6,	/* --mem --gpu --staged --stage-serial */
 };
 
 /* What a fabric benchmark on the harness takes. */
 #define EB_G_FABRIC_BENCH                                                                          \
-	(EB_G_SIZES | EB_G_FABRIC | EB_G_LAYOUT | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING)
+	(EB_G_SIZES | EB_G_FABRIC | EB_G_LAYOUT | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING |        \
+	 EB_G_MEM)
 
 struct eb_cmd;
 
@@ -43,6 +45,10 @@ struct eb_opts {
 	long window;	  /* 0: likewise */
 	unsigned layouts; /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
+	int mem;    /* enum eb_mem_kind of the payloads */
+	int staged; /* device payloads through pinned bounce buffers */
+	int serial; /* staged without overlap: copy all, then send; receive all, then copy */
+	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;

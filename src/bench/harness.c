@@ -15,12 +15,17 @@ static uint64_t phase_deadline(const struct eb_ctx *c, long iters)
 	return eb_deadline(c->o->fab.timeout_s * (double)(iters + 2));
 }
 
+/* Testing aid: flip a byte of what just landed (in the payload, GPU memory included). */
 static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
 {
-	unsigned char *p = b->landing(c);
+	size_t off = 0;
+	const struct eb_payload *p;
 
-	if ((c->role == EB_ROLE_TARGET || c->role == EB_ROLE_ALL) && p != NULL && c->bytes > 0)
-		p[(uint64_t)c->o->corrupt_at % c->bytes] ^= 0x5a;
+	if ((c->role != EB_ROLE_TARGET && c->role != EB_ROLE_ALL) || c->bytes == 0)
+		return;
+	p = b->landing(c, &off);
+	if (p != NULL)
+		eb_mem_flip(&p->pay, off + (uint64_t)c->o->corrupt_at % c->bytes);
 }
 
 /* One phase: prepare, align every rank with a barrier, run iters timed iterations, verify.
@@ -56,11 +61,15 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 		if (c->o->corrupt_at >= 0)
 			corrupt(b, c);
 	}
-	if (c->role != EB_ROLE_IDLE && iters > 0)
+	if (c->role != EB_ROLE_IDLE && iters > 0) {
+		t0 = eb_now_ns();
 		mine += b->verify(c);
+		eb_dbg("checked %zu bytes of %s memory in %.3f ms", c->bytes,
+		       eb_mem_kind_name(c->mem), (double)(eb_now_ns() - t0) * 1e-6);
+	}
 	if (mine > 0)
 		eb_err("%llu wrong words received (%s %s, %zu bytes)", (unsigned long long)mine,
-		       c->o->cmd->name, c->var->name, c->bytes);
+		       c->o->cmd->name, c->var->name[c->sel], c->bytes);
 	/* Collective, so every rank fails together. */
 	rc = eb_boot_allreduce(c->e->boot, (int64_t)mine, EB_SUM, &total, phase_deadline(c, iters));
 	*wrong = (uint64_t)total;
@@ -205,11 +214,67 @@ struct probe_arg {
 	int np;
 };
 
+/* Register a small GPU buffer on the first NIC the run would use: the registration path
+ * every rank will take, known (or refused, with the provider named) before any starts. */
+static int try_gpu_reg(const struct eb_opts *o, int gpu)
+{
+	struct eb_nic *nics;
+	struct eb_chan ch;
+	struct eb_mem m;
+	struct eb_mr mr;
+	char prov[32];
+	int n, rc;
+
+	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
+	if (rc == EB_OK)
+		rc = eb_fabric_nics(prov, &o->fab, 1, &nics, &n);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_mem_use_gpu(gpu);
+	if (rc == EB_OK)
+		rc = eb_chan_open(&ch, &nics[0], 0, 1);
+	if (rc != EB_OK)
+		goto free_nics;
+	rc = eb_mem_alloc(&m, EB_MEM_DEVICE, 1u << 16, "a probe buffer");
+	if (rc == EB_OK) {
+		rc = eb_mr_reg_mem(&ch, &m, 0, m.len, FI_WRITE | FI_REMOTE_WRITE, &mr);
+		if (rc == EB_OK)
+			eb_dbg("GPU memory registers on %s through %s", prov,
+			       eb_reg_path_name(mr.path));
+		eb_mr_dereg(&mr);
+		eb_mem_free(&m);
+	}
+	eb_chan_close(&ch);
+free_nics:
+	eb_fabric_free_nics(nics, n);
+	return rc == EB_ENOTSUP ? EB_EINVAL : rc;
+}
+
+/* GPUs before the fabric: on a machine without one, that is what the user needs to hear. */
 static int validate(const void *arg, void *out)
 {
 	const struct probe_arg *a = arg;
+	const struct eb_opts *o = a->o;
+	int n, gpu, rc;
 
-	return eb_exit_code(eb_fabric_validate(&a->o->fab, a->np, 1));
+	if (o->mem != EB_MEM_HOST) {
+		n = eb_mem_gpu_count();
+		gpu = o->gpu >= 0 ? o->gpu : 0;
+		if (n == 0) {
+			eb_err("--mem %s needs a GPU, and CUDA sees none",
+			       eb_mem_kind_name(o->mem));
+			return 2;
+		}
+		if (gpu >= n) {
+			eb_err("--gpu %d: CUDA sees %d GPU%s (0 to %d)", gpu, n, n == 1 ? "" : "s",
+			       n - 1);
+			return 2;
+		}
+	}
+	rc = eb_fabric_validate(&o->fab, a->np, 1);
+	if (rc == EB_OK && o->mem == EB_MEM_DEVICE && !o->staged)
+		rc = try_gpu_reg(o, o->gpu >= 0 ? o->gpu : 0);
+	return eb_exit_code(rc);
 }
 
 int eb_harness_probe(const struct eb_opts *o)
@@ -225,6 +290,50 @@ int eb_harness_probe(const struct eb_opts *o)
 	}
 	code = eb_launch_probe(validate, &a, &none, 1);
 	return code != 0 ? -code : a.np;
+}
+
+/* This rank's GPU: --gpu, else the local rank modulo the GPUs CUDA sees. */
+static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
+{
+	int n;
+
+	c->mem = (enum eb_mem_kind)c->o->mem;
+	c->staged = c->o->staged;
+	c->serial = c->o->serial;
+	c->gpu = -1;
+	c->sel = c->staged		   ? EB_SEL_STAGED
+		 : c->mem == EB_MEM_DEVICE ? EB_SEL_DEVICE
+		 : c->mem == EB_MEM_PINNED ? EB_SEL_PINNED
+					   : EB_SEL_HOST;
+	if (c->mem == EB_MEM_HOST)
+		return EB_OK;
+	n = eb_mem_gpu_count();
+	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 ? boot->local_rank % n : 0;
+	if (c->gpu >= n) {
+		eb_err("--mem %s: GPU %d does not exist (CUDA sees %d)", eb_mem_kind_name(c->mem),
+		       c->gpu, n);
+		return EB_EINVAL;
+	}
+	return eb_mem_use_gpu(c->gpu);
+}
+
+/* Every rank's GPU and registration path, for rank 0's header and files. */
+static int gather_mem(struct eb_ctx *c, struct eb_report *rep)
+{
+	int32_t mine[2] = {c->gpu, (int32_t)c->path}, *all;
+	int r, rc;
+
+	all = malloc(sizeof(mine) * (size_t)c->nranks);
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = eb_boot_allgather(c->e->boot, mine, all, sizeof(mine), eb_engine_deadline(c->e));
+	for (r = 0; rc == EB_OK && r < c->nranks; r++) {
+		rep->gpus[r] = all[2 * r];
+		if (all[2 * r + 1] > (int32_t)rep->path)
+			rep->path = (enum eb_reg_path)all[2 * r + 1];
+	}
+	free(all);
+	return rc;
 }
 
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
@@ -243,6 +352,9 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 			eb_err("%s needs at least 2 ranks; got %d", o->cmd->name, boot->size);
 		return EB_EINVAL;
 	}
+	rc = pick_gpu(&c, boot);
+	if (rc != EB_OK)
+		return rc;
 	rc = eb_engine_open(&e, boot, &o->fab);
 	if (rc != EB_OK)
 		return rc;
@@ -253,12 +365,17 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	rc = alloc_results(&rep, nres);
 	samples = calloc((size_t)o->iters, sizeof(*samples));
 	pooled = calloc((size_t)o->iters * (size_t)boot->size, sizeof(*pooled));
-	if (rc != EB_OK || samples == NULL || pooled == NULL) {
+	rep.gpus = calloc((size_t)boot->size, sizeof(*rep.gpus));
+	if (rc != EB_OK || samples == NULL || pooled == NULL || rep.gpus == NULL) {
 		eb_err("out of memory for results");
 		rc = EB_ENOMEM;
 		goto free_results;
 	}
+	if (c.staged && (rc = eb_stage_create(&c.stage, 64)) != EB_OK)
+		goto free_results;
 	rc = b->setup(&c);
+	if (rc == EB_OK)
+		rc = gather_mem(&c, &rep);
 	if (rc != EB_OK)
 		goto teardown;
 	if (c.rank == 0)
@@ -288,8 +405,11 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc == EB_OK)
 		rc = file_rc;
 teardown:
+	eb_payload_unland(&c);
 	b->teardown(&c);
+	eb_stage_destroy(c.stage);
 free_results:
+	free(rep.gpus);
 	free(pooled);
 	free(samples);
 	free_results(&rep, nres);

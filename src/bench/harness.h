@@ -6,12 +6,14 @@
 #include "cmd.h"
 #include "efabench/engine.h"
 #include "efabench/layout.h"
+#include "efabench/mem.h"
+#include "efabench/stage.h"
 #include "efabench/stats.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define EB_MAX_VARIANTS 4
+#define EB_MAX_VARIANTS 8
 
 struct eb_rec;
 struct eb_result;
@@ -25,8 +27,11 @@ enum eb_flow {
 
 enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
 
+/* Which memory a run moves: the variant names follow the seeds' (SinglePin, SingleDMA). */
+enum eb_memsel { EB_SEL_HOST, EB_SEL_PINNED, EB_SEL_DEVICE, EB_SEL_STAGED, EB_NSEL };
+
 struct eb_variant {
-	const char *name; /* column name in the table */
+	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
 	enum eb_layout layout;
 	enum eb_flow flow;
 };
@@ -44,7 +49,49 @@ struct eb_ctx {
 	long iters;   /* of the current phase */
 	uint64_t epoch;
 	void *priv; /* the benchmark's state */
+	/* Memory: the payloads' kind, staged or not, this rank's GPU (-1: none), how the
+	 * payloads were registered, and the copies of staged transfers. */
+	enum eb_memsel sel;
+	enum eb_mem_kind mem;
+	int staged, serial, gpu;
+	enum eb_reg_path path;
+	struct eb_stage *stage;
+	struct eb_land *land; /* staged RMA targets: arrivals copied to the GPU as they land */
 };
+
+/* A payload: what the benchmark fills and checks (pay), and what the NIC moves: the same
+ * buffer, or a pinned bounce buffer when staged. */
+struct eb_payload {
+	struct eb_mem pay, bounce;
+	int staged;
+};
+
+/* Allocate len bytes of the run's memory kind (plus the bounce buffer when staged). */
+int eb_payload_alloc(struct eb_ctx *c, struct eb_payload *p, size_t len, const char *what);
+void eb_payload_free(struct eb_payload *p);
+/* What the NIC reads and writes, and its address at off. */
+struct eb_mem *eb_payload_nic(struct eb_payload *p);
+char *eb_payload_at(struct eb_payload *p, size_t off);
+/* Register what the NIC moves on every channel and gather every rank's keys (collective, as
+ * eb_engine_reg_mem); the registration path is recorded for the header. */
+int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, struct eb_mr *mrs,
+		   struct eb_rkey *rkeys);
+/* Register on one channel only, for local use (sends, receives). */
+int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access,
+		       struct eb_mr *mr);
+int eb_payload_fill(const struct eb_payload *p, size_t off, size_t len,
+		    const struct eb_pattern *pat);
+uint64_t eb_payload_check(const struct eb_payload *p, size_t off, size_t len,
+			  const struct eb_pattern *pat);
+/* Staged runs: the n armed transfers that move [off..] of p copy through the GPU (outgoing:
+ * before they post; receives: as chunks arrive). A no-op when not staged. */
+int eb_payload_stage(struct eb_ctx *c, struct eb_payload *p, struct eb_xfer *xs, int n);
+/* Staged RMA targets: from now on, chunks written into p from any source are copied to the GPU
+ * as they land; slot > 0 puts source s's data at s * slot. eb_payload_landed waits for those
+ * copies (serial: makes them) once every chunk has arrived. */
+int eb_payload_land(struct eb_ctx *c, struct eb_payload *p, size_t slot);
+int eb_payload_landed(struct eb_ctx *c, uint64_t deadline);
+void eb_payload_unland(struct eb_ctx *c);
 
 struct eb_bench {
 	const char *metric; /* one line: how t and Gbps are defined for it */
@@ -60,8 +107,8 @@ struct eb_bench {
 	int (*iter)(struct eb_ctx *c, long i);
 	/* Wrong words in what this rank received for c->epoch. */
 	uint64_t (*verify)(struct eb_ctx *c);
-	/* Where the data this rank receives lands (for fault injection). */
-	void *(*landing)(struct eb_ctx *c);
+	/* Where the data this rank receives lands, and at which offset (for fault injection). */
+	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off);
 	/* Optional: figures of its own for a result record (rank 0, after the harness's). */
 	void (*extra)(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec);
 };

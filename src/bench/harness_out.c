@@ -34,6 +34,33 @@ static const char *flow_name(enum eb_flow p)
 	return p == EB_FLOW_PAIRS ? "pairs" : p == EB_FLOW_FANOUT ? "fanout" : "all-to-all";
 }
 
+/* Which memory the payloads are, how the NIC reaches them, and every rank's GPU. */
+static void mem_line(const struct eb_report *r)
+{
+	const struct eb_ctx *c = r->c;
+	int k;
+
+	if (c->mem == EB_MEM_HOST) {
+		printf("# memory: host (page-aligned malloc), registration: %s\n",
+		       eb_reg_path_name(r->path));
+		return;
+	}
+	if (c->staged)
+		printf("# memory: device (cudaMalloc), STAGED through pinned bounce buffers "
+		       "(cudaHostRegister), copies %s\n",
+		       c->serial ? "serial (all, then the network)"
+				 : "pipelined by chunk with the network");
+	else
+		printf("# memory: %s, registration: %s\n",
+		       c->mem == EB_MEM_PINNED ? "pinned (malloc + cudaHostRegister, mapped)"
+					       : "device (cudaMalloc)",
+		       eb_reg_path_name(r->path));
+	printf("# GPU of rank 0..%d:", c->nranks - 1);
+	for (k = 0; k < c->nranks; k++)
+		printf(" %d", r->gpus[k]);
+	printf("\n");
+}
+
 void eb_harness_header(struct eb_report *r)
 {
 	const struct eb_opts *o = r->c->o;
@@ -54,16 +81,18 @@ void eb_harness_header(struct eb_report *r)
 		printf(" %s", e->chan[c].nic.domain);
 	printf("  NICs used:");
 	for (v = 0; v < r->nvars; v++)
-		printf(" %s %d", r->vars[v]->name, eb_variant_nics(e, r->vars[v], r->c->nranks));
+		printf(" %s %d", r->vars[v]->name[r->c->sel],
+		       eb_variant_nics(e, r->vars[v], r->c->nranks));
 	printf("\n# warmup: %ld  iters: %ld  chunk: %s  window: %d  check every iteration: %s  "
 	       "timeout: %.0f s\n",
 	       o->warmup, o->iters, eb_size_format(r->c->chunk, chunk, sizeof(chunk)), r->c->window,
 	       o->check ? "yes" : "no", o->fab.timeout_s);
+	mem_line(r);
 	printf("# %s\n", r->b->metric);
 	printf("# BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
 	       "#wrong = wrong 8-byte words\n#\n");
 	for (v = 0; v < r->nvars; v++)
-		names[v] = r->vars[v]->name;
+		names[v] = r->vars[v]->name[r->c->sel];
 	eb_table_seed(&r->table, names, r->nvars);
 	eb_table_head(&r->table);
 }
@@ -119,6 +148,22 @@ static void settings(struct eb_rec *x, const struct eb_report *r)
 	eb_rec_num(x, "timeout_s", o->fab.timeout_s);
 	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	eb_rec_str(x, "libfabric", ver);
+	if (r->c->mem != EB_MEM_HOST) {
+		eb_rec_str(x, "mem", eb_mem_kind_name(r->c->mem));
+		eb_rec_to(x, EB_TO_CSV);
+		eb_rec_bool(x, "staged", r->c->staged);
+		eb_rec_to(x, EB_TO_CSV);
+		if (r->c->staged)
+			eb_rec_bool(x, "stage_serial", r->c->serial);
+		eb_rec_str(x, "registration", r->c->staged ? "staged" : eb_reg_path_name(r->path));
+		eb_rec_to(x, EB_TO_CSV);
+		for (c = 0; c < r->c->nranks; c++) {
+			char g[16];
+
+			snprintf(g, sizeof(g), "%d", r->gpus[c]);
+			eb_rec_strs(x, "gpus", g);
+		}
+	}
 	eb_rec_end(x);
 }
 
@@ -128,7 +173,7 @@ static void record(struct eb_rec *x, const struct eb_report *r, const struct eb_
 	int g;
 
 	eb_rec_str(x, "bench", r->c->o->cmd->name);
-	eb_rec_str(x, "variant", res->var->name);
+	eb_rec_str(x, "variant", res->var->name[r->c->sel]);
 	eb_rec_str(x, "layout", eb_layout_name(res->var->layout));
 	eb_rec_str(x, "flow", flow_name(res->var->flow));
 	eb_rec_int(x, "size", (long long)res->size);

@@ -14,6 +14,8 @@ struct eb_report {
 	int nvars;	  /* the variants selected to run */
 	const struct eb_variant *vars[EB_MAX_VARIANTS];
 	struct eb_result *res; /* [nsizes][nvars] */
+	int32_t *gpus;	       /* each rank's GPU, -1 for none */
+	enum eb_reg_path path; /* how payloads were registered (the most particular of all) */
 	struct eb_table table;
 };
 

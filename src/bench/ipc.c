@@ -11,6 +11,7 @@
 #include "../core/log.h"
 #ifdef EB_HAVE_CUDA
 #include "../gpu/ipc_kernels.h"
+#include "../gpu/mem_kernels.h"
 #include "../gpu/nvlink.h"
 #endif
 
@@ -169,9 +170,9 @@ static int prepare(struct ipc_ctx *c, int dir, int p, uint64_t size, int fill_so
 		link_of(c, p, k, &a, &b);
 		l = describe(c, dir, a, b);
 		if (fill_sources && c->rank == l.src)
-			rc = eb_ik_fill(l.src_mem, size, seed(&l, c->epoch));
+			rc = eb_gk_fill(l.src_mem, size, seed(&l, c->epoch), 0);
 		if (rc == EB_OK && c->rank == l.dst) {
-			rc = eb_ik_fill(l.dst_mem, size, seed(&l, EB_EPOCH_POISON));
+			rc = eb_gk_fill(l.dst_mem, size, seed(&l, EB_EPOCH_POISON), 0);
 			if (rc == EB_OK && l.flag != NULL)
 				rc = eb_ik_put_u64(l.flag, 0);
 		}
@@ -196,7 +197,7 @@ static int verify(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p,
 		if (c->o->corrupt_at >= 0 && (uint64_t)c->o->corrupt_at < size)
 			rc = eb_ik_flip(l.dst_mem, (size_t)c->o->corrupt_at);
 		if (rc == EB_OK)
-			rc = eb_ik_verify(l.dst_mem, size, seed(&l, c->epoch), &w, &first);
+			rc = eb_gk_check(l.dst_mem, size, seed(&l, c->epoch), 0, &w, &first);
 		if (rc == EB_OK && w > 0)
 			eb_err("%s %s, GPU %d -> GPU %d: %llu wrong words of %llu, first at byte "
 			       "%llu",

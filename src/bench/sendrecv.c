@@ -2,7 +2,6 @@
  * receives posted before the peer sends. Each timed iteration is one round trip; t is half of
  * it (one-way), so Gbps counts S bytes per one-way trip. */
 #include "harness.h"
-#include "efabench/buf.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -10,7 +9,7 @@
 #include <stdlib.h>
 
 struct sendrecv_state {
-	char *out, *in;
+	struct eb_payload out, in;
 	struct eb_mr out_mr, in_mr;
 	struct eb_xfer tx, rx;
 	size_t chunk;
@@ -33,13 +32,13 @@ static int sendrecv_setup(struct eb_ctx *c)
 	st->chunk = ch->ordered_sends ? c->chunk : max;
 	if (st->chunk > ch->max_msg)
 		st->chunk = ch->max_msg;
-	st->out = eb_buf_alloc_host(max, "the send buffer");
-	st->in = eb_buf_alloc_host(max, "the receive buffer");
-	if (st->out == NULL || st->in == NULL)
-		return EB_ENOMEM;
-	rc = eb_mr_reg(ch, st->out, max, FI_SEND, &st->out_mr);
+	rc = eb_payload_alloc(c, &st->out, max, "the send buffer");
 	if (rc == EB_OK)
-		rc = eb_mr_reg(ch, st->in, max, FI_RECV, &st->in_mr);
+		rc = eb_payload_alloc(c, &st->in, max, "the receive buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_reg_one(c, &st->out, 0, FI_SEND, &st->out_mr);
+	if (rc == EB_OK)
+		rc = eb_payload_reg_one(c, &st->in, 0, FI_RECV, &st->in_mr);
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&st->tx, e, c->window);
 	if (rc == EB_OK)
@@ -57,8 +56,8 @@ static void sendrecv_teardown(struct eb_ctx *c)
 	eb_xfer_fini(&st->rx);
 	eb_mr_dereg(&st->out_mr);
 	eb_mr_dereg(&st->in_mr);
-	eb_buf_free_host(st->out);
-	eb_buf_free_host(st->in);
+	eb_payload_free(&st->out);
+	eb_payload_free(&st->in);
 	free(st);
 	c->priv = NULL;
 }
@@ -66,11 +65,23 @@ static void sendrecv_teardown(struct eb_ctx *c)
 /* Post the receive of the peer's next message (as much of it as the window allows). */
 static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
 {
+	int rc;
+
 	if (st->rx_armed)
 		return EB_OK;
 	st->rx_armed = 1;
-	eb_xfer_recv(&st->rx, 0, c->peer, st->in, c->bytes, st->chunk, st->in_mr.desc);
-	return eb_xfer_step(&st->rx);
+	eb_xfer_recv(&st->rx, 0, c->peer, eb_payload_at(&st->in, 0), c->bytes, st->chunk,
+		     st->in_mr.desc);
+	rc = eb_payload_stage(c, &st->in, &st->rx, 1);
+	return rc == EB_OK ? eb_xfer_step(&st->rx) : rc;
+}
+
+/* Arm the send of this rank's message (staged: copied from the GPU as it goes). */
+static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
+{
+	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
+		     st->out_mr.desc);
+	return eb_payload_stage(c, &st->out, &st->tx, 1);
 }
 
 static int sendrecv_prepare(struct eb_ctx *c)
@@ -81,12 +92,15 @@ static int sendrecv_prepare(struct eb_ctx *c)
 	struct eb_pattern in = {
 	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = EB_EPOCH_POISON};
 
+	int rc;
+
 	if (c->role == EB_ROLE_IDLE)
 		return EB_OK;
-	eb_pattern_fill(&out, st->out, c->bytes, 0);
-	eb_pattern_fill(&in, st->in, c->bytes, 0);
+	rc = eb_payload_fill(&st->out, 0, c->bytes, &out);
+	if (rc == EB_OK)
+		rc = eb_payload_fill(&st->in, 0, c->bytes, &in);
 	/* Posted before the barrier that precedes the first send. */
-	return arm_rx(c, st);
+	return rc == EB_OK ? arm_rx(c, st) : rc;
 }
 
 static int sendrecv_iter(struct eb_ctx *c, long i)
@@ -100,9 +114,10 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 		return EB_OK;
 	if (c->role == EB_ROLE_INIT) {
 		rc = arm_rx(c, st);
+		if (rc == EB_OK)
+			rc = arm_tx(c, st);
 		if (rc != EB_OK)
 			return rc;
-		eb_xfer_send(&st->tx, 0, c->peer, st->out, c->bytes, st->chunk, st->out_mr.desc);
 		rc = eb_xfer_wait(both, 2, deadline);
 		st->rx_armed = 0;
 		return rc;
@@ -118,8 +133,8 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 		if (rc != EB_OK)
 			return rc;
 	}
-	eb_xfer_send(&st->tx, 0, c->peer, st->out, c->bytes, st->chunk, st->out_mr.desc);
-	return eb_xfer_wait(both + 1, 1, deadline);
+	rc = arm_tx(c, st);
+	return rc == EB_OK ? eb_xfer_wait(both + 1, 1, deadline) : rc;
 }
 
 static uint64_t sendrecv_verify(struct eb_ctx *c)
@@ -130,18 +145,21 @@ static uint64_t sendrecv_verify(struct eb_ctx *c)
 
 	if (c->role == EB_ROLE_IDLE)
 		return 0;
-	return eb_pattern_check(&in, st->in, c->bytes, 0, NULL);
+	return eb_payload_check(&st->in, 0, c->bytes, &in);
 }
 
-static void *sendrecv_landing(struct eb_ctx *c)
+static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off)
 {
-	return ((struct sendrecv_state *)c->priv)->in;
+	*off = 0;
+	return &((struct sendrecv_state *)c->priv)->in;
 }
 
 static const struct eb_bench sendrecv_bench = {
     .metric = "t = half the round trip (one-way); S bytes go each way",
     .nvariants = 1,
-    .variants = {{"Host", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS}},
+    .variants = {{{"Host", "SingleHost", "SingleDevice", "SingleStaged"},
+		  EB_LAYOUT_SINGLE,
+		  EB_FLOW_PAIRS}},
     .one_way = 1,
     EB_BENCH_HOOKS(sendrecv),
 };

@@ -4,7 +4,6 @@
  * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
  * Single and split go to one k at a time; round-robin goes to every k at once. */
 #include "harness.h"
-#include "efabench/buf.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -12,8 +11,8 @@
 #include <stdlib.h>
 
 struct write_state {
-	char *src; /* rank 0: one slot of the largest size per target */
-	char *dst; /* targets: where rank 0 writes */
+	struct eb_payload src; /* rank 0: one slot of the largest size per target */
+	struct eb_payload dst; /* targets: where rank 0 writes */
 	size_t slot;
 	struct eb_mr *src_mr, *dst_mr; /* one per channel */
 	struct eb_rkey *rkeys;	       /* [rank][chan] of every dst */
@@ -66,11 +65,11 @@ static int write_setup(struct eb_ctx *c)
 		return rc;
 	/* Rank 0 only sends, the others only receive: each gets the buffers it needs. */
 	if (c->rank == 0) {
-		st->src = eb_buf_alloc_host(st->slot * (size_t)c->nranks, "the write source");
-		if (st->src == NULL)
-			return EB_ENOMEM;
-		rc = eb_engine_reg(e, st->src, st->slot * (size_t)c->nranks, FI_WRITE, st->src_mr,
-				   NULL);
+		rc =
+		    eb_payload_alloc(c, &st->src, st->slot * (size_t)c->nranks, "the write source");
+		if (rc != EB_OK)
+			return rc;
+		rc = eb_payload_reg(c, &st->src, FI_WRITE, st->src_mr, NULL);
 		if (rc == EB_OK)
 			rc = eb_mr_reg(&e->chan[0], st->ack_in, sizeof(*st->ack_in) * c->nranks,
 				       FI_RECV, &st->ack_in_mr);
@@ -84,13 +83,13 @@ static int write_setup(struct eb_ctx *c)
 		}
 		return rc;
 	}
-	st->dst = eb_buf_alloc_host(st->slot, "the write target");
-	if (st->dst == NULL)
-		return EB_ENOMEM;
-	rc = eb_mr_reg(&e->chan[0], &st->ack_out, sizeof(st->ack_out), FI_SEND, &st->ack_out_mr);
-	if (rc != EB_OK)
-		return rc;
-	return eb_engine_reg(e, st->dst, st->slot, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+	rc = eb_payload_alloc(c, &st->dst, st->slot, "the write target");
+	if (rc == EB_OK)
+		rc = eb_mr_reg(&e->chan[0], &st->ack_out, sizeof(st->ack_out), FI_SEND,
+			       &st->ack_out_mr);
+	if (rc == EB_OK)
+		rc = eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+	return rc == EB_OK ? eb_payload_land(c, &st->dst, 0) : rc;
 }
 
 static void write_teardown(struct eb_ctx *c)
@@ -110,8 +109,8 @@ static void write_teardown(struct eb_ctx *c)
 		eb_engine_dereg(c->e, st->src_mr);
 	eb_mr_dereg(&st->ack_in_mr);
 	eb_mr_dereg(&st->ack_out_mr);
-	eb_buf_free_host(st->src);
-	eb_buf_free_host(st->dst);
+	eb_payload_free(&st->src);
+	eb_payload_free(&st->dst);
 	free(st->src_mr);
 	free(st->dst_mr);
 	free(st->rkeys);
@@ -140,24 +139,24 @@ static int write_prepare(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = EB_EPOCH_POISON};
-	int k;
+	int k, rc = EB_OK;
 
 	if (c->role == EB_ROLE_INIT) {
-		for (k = first_target(c); k <= last_target(c); k++) {
+		for (k = first_target(c); k <= last_target(c) && rc == EB_OK; k++) {
 			p.dst = (uint32_t)k;
 			p.epoch = c->epoch;
-			eb_pattern_fill(&p, st->src + (size_t)k * st->slot, c->bytes, 0);
+			rc = eb_payload_fill(&st->src, (size_t)k * st->slot, c->bytes, &p);
 		}
 	} else if (c->role == EB_ROLE_TARGET) {
-		eb_pattern_fill(&p, st->dst, c->bytes, 0);
+		rc = eb_payload_fill(&st->dst, 0, c->bytes, &p);
 	}
-	return EB_OK;
+	return rc;
 }
 
 static int init_iter(struct eb_ctx *c, struct write_state *st)
 {
 	struct eb_engine *e = c->e;
-	int k, n = 0, nx = e->nchan;
+	int k, n = 0, nx = e->nchan, rc;
 
 	for (k = first_target(c); k <= last_target(c); k++) {
 		struct eb_xfer *xs = &st->x[(size_t)k * (size_t)nx];
@@ -167,10 +166,13 @@ static int init_iter(struct eb_ctx *c, struct write_state *st)
 			     sizeof(*st->ack_in), st->ack_in_mr.desc);
 		/* The acknowledgement's receive goes first, so it is posted before any write. */
 		st->all[n++] = &st->ack[k];
-		armed =
-		    eb_layout_write(c->var->layout, xs, nx, 0, k, st->src + (size_t)k * st->slot,
-				    c->bytes, c->chunk, st->src_mr,
-				    &st->rkeys[(size_t)k * (size_t)nx], 0, EB_IMM(0, c->epoch));
+		armed = eb_layout_write(c->var->layout, xs, nx, 0, k,
+					eb_payload_at(&st->src, (size_t)k * st->slot), c->bytes,
+					c->chunk, st->src_mr, &st->rkeys[(size_t)k * (size_t)nx], 0,
+					EB_IMM(0, c->epoch));
+		rc = eb_payload_stage(c, &st->src, xs, armed);
+		if (rc != EB_OK)
+			return rc;
 		for (i = 0; i < armed; i++)
 			st->all[n++] = &xs[i];
 	}
@@ -193,6 +195,8 @@ static int target_iter(struct eb_ctx *c, struct write_state *st)
 		    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
 	}
 	rc = eb_xfer_wait_imm(e, NULL, 0, st->waits, n, eb_engine_deadline(e));
+	if (rc == EB_OK)
+		rc = eb_payload_landed(c, eb_engine_deadline(e));
 	if (rc != EB_OK)
 		return rc;
 	st->ack_out = st->expect[0];
@@ -219,21 +223,26 @@ static uint64_t write_verify(struct eb_ctx *c)
 
 	if (c->role != EB_ROLE_TARGET)
 		return 0;
-	return eb_pattern_check(&p, st->dst, c->bytes, 0, NULL);
+	return eb_payload_check(&st->dst, 0, c->bytes, &p);
 }
 
-static void *write_landing(struct eb_ctx *c)
+static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off)
 {
-	return ((struct write_state *)c->priv)->dst;
+	*off = 0;
+	return &((struct write_state *)c->priv)->dst;
 }
 
 static const struct eb_bench write_bench = {
     .metric = "t = first post to the acknowledgement that every chunk landed; Gbps counts S "
 	      "(Single, Split) or S*(N-1) (RoundRobin) bytes per t",
     .nvariants = 3,
-    .variants = {{"Single", EB_LAYOUT_SINGLE, EB_FLOW_PAIRS},
-		 {"Split", EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
-		 {"RoundRobin", EB_LAYOUT_RR, EB_FLOW_FANOUT}},
+    .variants = {{{"Single", "SinglePin", "SingleDMA", "SingleStaged"},
+		  EB_LAYOUT_SINGLE,
+		  EB_FLOW_PAIRS},
+		 {{"Split", "MultiPin", "MultiDMA", "MultiStaged"}, EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
+		 {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
+		  EB_LAYOUT_RR,
+		  EB_FLOW_FANOUT}},
     EB_BENCH_HOOKS(write),
 };
 

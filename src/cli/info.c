@@ -86,7 +86,7 @@ static int info_main(const struct eb_opts *o)
 	int rc;
 
 	print_libs();
-	rc = eb_fabric_query(NULL, &list);
+	rc = eb_fabric_query(NULL, 0, &list);
 	if (rc != EB_OK)
 		return rc;
 	printf("\nRDM entries (one line per provider x NIC x address format):\n");

@@ -1,5 +1,6 @@
 #include "opts.h"
 #include "efabench/layout.h"
+#include "efabench/mem.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "../core/log.h"
@@ -72,6 +73,25 @@ static const struct eb_opt fabric[] = {
      "4 on other providers)"},
 };
 
+static const char *const mem_kinds[] = {"host", "pinned", "device", NULL};
+
+static const struct eb_opt mem[] = {
+    {"mem", 0, "KIND", eb_opt_choice, O(mem), 0, 0,
+     "where payloads live: host (malloc), pinned (host memory\n"
+     "registered with CUDA) or device (cudaMalloc; the NIC reads\n"
+     "it through DMA-BUF or FI_HMEM_CUDA); default host",
+     mem_kinds},
+    {"gpu", 0, "N", eb_opt_num, O(gpu), 0, 1023,
+     "the GPU of every rank (default: local rank modulo the GPUs)"},
+    {"staged", 0, NULL, eb_opt_flag, O(staged), 0, 0,
+     "with --mem device: the fabric moves pinned bounce buffers;\n"
+     "copies to and from the GPU run on CUDA streams, chunk by\n"
+     "chunk, overlapped with the network (no GPUDirect needed)"},
+    {"stage-serial", 0, NULL, eb_opt_flag, O(serial), 0, 0,
+     "with --staged: no overlap (copy all, send; receive all,\n"
+     "copy): what the pipelining saves"},
+};
+
 static const struct eb_opt layout[] = {
     {"layout", 0, "LIST", parse_layouts, O(layouts), 0, 0,
      "channel layouts to run (default: all the benchmark has):\n"
@@ -127,6 +147,7 @@ static const struct common_group {
     GROUP(EB_G_SIZES, "Sizes and iterations", sizes),
     GROUP(EB_G_FABRIC, "Fabric", fabric),
     GROUP(EB_G_LAYOUT, "Layouts", layout),
+    GROUP(EB_G_MEM, "Memory", mem),
     GROUP(EB_G_RANKS, "Ranks", ranks),
     GROUP(EB_G_OUTPUT, "Output", output),
     GROUP(EB_G_TESTING, "Testing aids", testing),
@@ -160,6 +181,29 @@ static void defaults(struct eb_opts *o)
 	o->corrupt_at = -1;
 	o->fab.timeout_s = 30.0;
 	o->rdv.rank = -1;
+	o->gpu = -1;
+}
+
+/* Memory choices that are wrong whatever the machine; GPU counts are the probe's. */
+static int finish_mem(struct eb_opts *o)
+{
+	if (o->serial && !o->staged) {
+		eb_err("--stage-serial goes with --staged");
+		return EB_EINVAL;
+	}
+	if (o->staged && o->mem != EB_MEM_DEVICE) {
+		eb_err("--staged moves GPU memory through pinned bounce buffers: it needs "
+		       "--mem device");
+		return EB_EINVAL;
+	}
+	if (o->mem != EB_MEM_HOST && !eb_mem_have_cuda()) {
+		eb_err("--mem %s needs a build with CUDA (this one has none)",
+		       eb_mem_kind_name(o->mem));
+		return EB_EINVAL;
+	}
+	/* FI_HMEM only when the NIC itself must reach GPU memory. */
+	o->fab.hmem = o->mem == EB_MEM_DEVICE && !o->staged;
+	return EB_OK;
 }
 
 static int finish_sizes(struct eb_opts *o)
@@ -197,6 +241,8 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 	if (rc != EB_OK || *help)
 		return rc;
 	rc = finish_sizes(o);
+	if (rc == EB_OK)
+		rc = finish_mem(o);
 	if (rc == EB_OK && cmd->finish != NULL)
 		rc = cmd->finish(o, own);
 	return rc;

@@ -3,6 +3,8 @@
 const char *eb_strerror(int status)
 {
 	switch (status) {
+	case EB_AGAIN:
+		return "try again";
 	case EB_OK:
 		return "success";
 	case EB_EINVAL:

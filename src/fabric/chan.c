@@ -22,6 +22,7 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 	c->index = index;
 	c->nic = *nic;
 	c->mr_mode = info->domain_attr->mr_mode;
+	c->caps = info->caps;
 	c->max_msg = info->ep_attr->max_msg_size;
 	c->ordered_sends = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0;
 	c->next_key = 1;

@@ -194,10 +194,14 @@ int eb_progress(struct eb_engine *e)
 			if (ent[i].flags & FI_REMOTE_WRITE) {
 				uint32_t src = (uint32_t)ent[i].data & 0xffffu;
 
-				if (src < (uint32_t)e->size)
+				if (src < (uint32_t)e->size) {
 					e->imm[(size_t)src * (size_t)e->nchan + (size_t)c]++;
-				else
+					if (e->on_write != NULL)
+						e->on_write(e->on_write_arg, (int)src, c,
+							    (uint32_t)ent[i].data >> 16);
+				} else {
 					e->stray_imm++;
+				}
 			} else if (ent[i].op_context != NULL) {
 				finish(ent[i].op_context, EB_OK);
 			}
@@ -337,14 +341,22 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
 int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
 		  struct eb_rkey *rkeys)
 {
+	struct eb_mem m = {.kind = EB_MEM_HOST, .ptr = buf, .len = len, .gpu = -1, .dmabuf_fd = -1};
+
+	return eb_engine_reg_mem(e, buf != NULL ? &m : NULL, 0, len, access, mrs, rkeys);
+}
+
+int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
+		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys)
+{
 	struct eb_rkey *mine = calloc((size_t)e->nchan, sizeof(*mine));
 	int c, rc = EB_ENOMEM;
 
 	if (mine == NULL)
 		return rc;
 	memset(mrs, 0, sizeof(*mrs) * (size_t)e->nchan);
-	for (c = 0; c < e->nchan && buf != NULL; c++) {
-		rc = eb_mr_reg(&e->chan[c], buf, len, access, &mrs[c]);
+	for (c = 0; c < e->nchan && m != NULL; c++) {
+		rc = eb_mr_reg_mem(&e->chan[c], m, off, len, access, &mrs[c]);
 		if (rc != EB_OK)
 			goto dereg;
 		mine[c] = mrs[c].rkey;

@@ -4,23 +4,32 @@
 
 #include <rdma/fi_errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
-int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct eb_mr *m)
+/* FI_MR_DMABUF and struct fi_mr_dmabuf arrived in libfabric 1.20: built against older headers,
+ * GPU memory registers by address only. */
+#if FI_VERSION_GE(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), FI_VERSION(1, 20))
+#define EB_HAVE_DMABUF 1
+#endif
+
+const char *eb_reg_path_name(enum eb_reg_path p)
 {
-	uint64_t key = 0;
-	int rc;
+	static const char *const names[] = {"none", "host", "dmabuf", "hmem-cuda"};
 
-	memset(m, 0, sizeof(*m));
-	if (!(access & (FI_REMOTE_WRITE | FI_REMOTE_READ)) && !(c->mr_mode & FI_MR_LOCAL))
-		return EB_OK; /* the provider reads local buffers without a registration */
-	if (!(c->mr_mode & FI_MR_PROV_KEY))
-		key = c->next_key++; /* keys we pick must be unique within the domain */
-	rc = fi_mr_reg(c->domain, buf, len, access, 0, key, 0, &m->mr, NULL);
-	if (rc != 0) {
-		eb_err("fi_mr_reg of %zu bytes on %s domain %s: %s", len, c->nic.prov,
-		       c->nic.domain, fi_strerror(-rc));
-		return EB_EFABRIC;
-	}
+	return names[p];
+}
+
+static uint64_t pick_key(struct eb_chan *c)
+{
+	/* Keys we pick must be unique within the domain. */
+	return (c->mr_mode & FI_MR_PROV_KEY) ? 0 : c->next_key++;
+}
+
+/* Bind (FI_MR_ENDPOINT), then take the descriptor and the key peers will use. */
+static int finish(struct eb_chan *c, void *addr, uint64_t access, struct eb_mr *m)
+{
+	int rc = 0;
+
 	if (c->mr_mode & FI_MR_ENDPOINT) {
 		rc = fi_mr_bind(m->mr, &c->ep->fid, 0);
 		if (rc == 0)
@@ -33,18 +42,100 @@ int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct 
 	}
 	m->desc = fi_mr_desc(m->mr);
 	m->rkey.key = fi_mr_key(m->mr);
+	/* Local-only regions need no key (shm gives none for GPU memory used locally). */
+	if (m->rkey.key == FI_KEY_NOTAVAIL && !(access & (FI_REMOTE_WRITE | FI_REMOTE_READ)))
+		m->rkey.key = 0;
 	if (m->rkey.key == FI_KEY_NOTAVAIL) {
 		eb_err("%s domain %s returned no key for a memory region", c->nic.prov,
 		       c->nic.domain);
 		goto close_mr;
 	}
-	m->rkey.addr = (c->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+	m->rkey.addr = (c->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)addr : 0;
 	return EB_OK;
 
 close_mr:
 	fi_close(&m->mr->fid);
 	memset(m, 0, sizeof(*m));
 	return EB_EFABRIC;
+}
+
+int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct eb_mr *m)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (!(access & (FI_REMOTE_WRITE | FI_REMOTE_READ)) && !(c->mr_mode & FI_MR_LOCAL))
+		return EB_OK; /* the provider reads local buffers without a registration */
+	rc = fi_mr_reg(c->domain, buf, len, access, 0, pick_key(c), 0, &m->mr, NULL);
+	if (rc != 0) {
+		eb_err("fi_mr_reg of %zu bytes on %s domain %s: %s", len, c->nic.prov,
+		       c->nic.domain, fi_strerror(-rc));
+		return EB_EFABRIC;
+	}
+	m->path = EB_REG_HOST;
+	return finish(c, buf, access, m);
+}
+
+/* One attempt at registering GPU memory; the provider's error comes back, nothing printed. */
+static int reg_gpu(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
+		   enum eb_reg_path path, struct eb_mr *mr)
+{
+	struct iovec iov = {(char *)m->ptr + off, len};
+	struct fi_mr_attr attr = {.mr_iov = &iov,
+				  .iov_count = 1,
+				  .access = access,
+				  .requested_key = pick_key(c),
+				  .iface = FI_HMEM_CUDA};
+	uint64_t flags = 0;
+#ifdef EB_HAVE_DMABUF
+	struct fi_mr_dmabuf db = {.fd = m->dmabuf_fd,
+				  .offset = m->dmabuf_off + off,
+				  .len = len,
+				  .base_addr = (char *)m->ptr - m->dmabuf_off};
+
+	if (path == EB_REG_DMABUF) {
+		attr.dmabuf = &db;
+		flags = FI_MR_DMABUF;
+	}
+#endif
+	attr.device.cuda = m->gpu;
+	return fi_mr_regattr(c->domain, &attr, flags, &mr->mr);
+}
+
+int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
+		  struct eb_mr *mr)
+{
+	int rc = -FI_ENOSYS;
+
+	if (m->kind != EB_MEM_DEVICE)
+		return eb_mr_reg(c, (char *)m->ptr + off, len, access, mr);
+	memset(mr, 0, sizeof(*mr));
+	if (!(c->caps & FI_HMEM)) {
+		eb_err("%s domain %s was opened without FI_HMEM: it cannot register GPU memory",
+		       c->nic.prov, c->nic.domain);
+		return EB_ENOTSUP;
+	}
+#ifdef EB_HAVE_DMABUF
+	/* The runtime must know the flag too: headers can be newer than the library. */
+	if (fi_version() >= FI_VERSION(1, 20) && eb_mem_dmabuf(m) == EB_OK) {
+		rc = reg_gpu(c, m, off, len, access, EB_REG_DMABUF, mr);
+		mr->path = EB_REG_DMABUF;
+	}
+#endif
+	if (rc != 0) {
+		rc = reg_gpu(c, m, off, len, access, EB_REG_HMEM_CUDA, mr);
+		mr->path = EB_REG_HMEM_CUDA;
+	}
+	if (rc != 0) {
+		eb_err("%s domain %s (libfabric %u.%u) cannot register GPU memory: fi_mr_regattr "
+		       "with FI_HMEM_CUDA: %s (a libfabric built without CUDA support?); use "
+		       "--staged, or a libfabric with CUDA (AWS's EFA installer ships one)",
+		       c->nic.prov, c->nic.domain, FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
+		       fi_strerror(-rc));
+		memset(mr, 0, sizeof(*mr));
+		return EB_ENOTSUP;
+	}
+	return finish(c, (char *)m->ptr + off, access, mr);
 }
 
 void eb_mr_dereg(struct eb_mr *m)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fi_info *eb_fabric_hints(const char *prov)
+struct fi_info *eb_fabric_hints(const char *prov, int hmem)
 {
 	struct fi_info *h = fi_allocinfo();
 
@@ -24,6 +24,10 @@ struct fi_info *eb_fabric_hints(const char *prov)
 	h->domain_attr->mr_mode =
 	    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	if (hmem) {
+		h->caps |= FI_HMEM;
+		h->domain_attr->mr_mode |= FI_MR_HMEM;
+	}
 	if (prov != NULL) {
 		h->fabric_attr->prov_name = strdup(prov);
 		if (h->fabric_attr->prov_name == NULL) {
@@ -41,9 +45,9 @@ int eb_fabric_usable(const struct fi_info *i)
 	       (i->caps & (FI_MSG | FI_RMA)) == (FI_MSG | FI_RMA);
 }
 
-int eb_fabric_query(const char *prov, struct fi_info **list)
+int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
 {
-	struct fi_info *hints = eb_fabric_hints(prov);
+	struct fi_info *hints = eb_fabric_hints(prov, hmem);
 	int rc;
 
 	*list = NULL;
@@ -78,7 +82,7 @@ static void list_usable(char *out, size_t len)
 	size_t used = 0;
 
 	out[0] = '\0';
-	if (eb_fabric_query(NULL, &all) != EB_OK)
+	if (eb_fabric_query(NULL, 0, &all) != EB_OK)
 		return;
 	for (i = all; i != NULL; i = i->next) {
 		const char *name = i->fabric_attr->prov_name;
@@ -101,16 +105,43 @@ static int has_prov(const struct fi_info *list, const char *prefix)
 	return 0;
 }
 
+/* The provider exists for host memory but offers no FI_HMEM: say so, with the way out. */
+static int refuse_hmem(const char *want)
+{
+	struct fi_info *plain;
+	int exists;
+
+	if (eb_fabric_query(want, 0, &plain) != EB_OK)
+		return 0;
+	exists = has_prov(plain, "");
+	fi_freeinfo(plain);
+	if (!exists)
+		return 0;
+	if (want != NULL)
+		eb_err("provider %s (libfabric %u.%u) cannot register GPU memory: it offers no "
+		       "FI_HMEM; use --staged (pinned bounce buffers) or a provider with FI_HMEM",
+		       want, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	else
+		eb_err("no provider of libfabric %u.%u here can register GPU memory (none offers "
+		       "FI_HMEM); use --staged (pinned bounce buffers)",
+		       FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	return 1;
+}
+
 int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov, size_t len)
 {
 	const char *want = o->provider ? o->provider : getenv("FI_PROVIDER");
 	struct fi_info *list;
 	int rc;
 
-	rc = eb_fabric_query(want, &list);
+	rc = eb_fabric_query(want, o->hmem, &list);
 	if (rc != EB_OK)
 		return rc;
 	if (want != NULL) {
+		if (!has_prov(list, "") && o->hmem && refuse_hmem(want)) {
+			fi_freeinfo(list);
+			return EB_EINVAL;
+		}
 		if (!has_prov(list, "")) {
 			char found[256];
 
@@ -128,6 +159,9 @@ int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov
 		snprintf(prov, len, "shm");
 	} else if (has_prov(list, "tcp")) {
 		snprintf(prov, len, "tcp");
+	} else if (o->hmem && refuse_hmem(NULL)) {
+		fi_freeinfo(list);
+		return EB_EINVAL;
 	} else {
 		eb_err("no usable libfabric provider found (need RDM endpoints with FI_MSG, "
 		       "FI_RMA and remote CQ data)");
@@ -208,7 +242,7 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 	struct eb_nic *out = NULL;
 	struct fi_info *list, *i;
 
-	rc = eb_fabric_query(prov, &list);
+	rc = eb_fabric_query(prov, o->hmem, &list);
 	if (rc != EB_OK)
 		return rc;
 	for (i = list; i != NULL; i = i->next) {

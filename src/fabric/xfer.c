@@ -11,6 +11,8 @@ static void chunk_done(struct eb_req *r)
 
 	x->inflight--;
 	x->completed++;
+	if (x->stage != NULL && x->op == EB_OP_RECV && r->status == EB_OK)
+		x->arrived[r->tag] = 1;
 	if (r->status != EB_OK && x->status == EB_OK)
 		x->status = r->status;
 	x->free_slots[x->nfree++] = (int)(r - x->reqs);
@@ -41,8 +43,12 @@ void eb_xfer_fini(struct eb_xfer *x)
 {
 	free(x->reqs);
 	free(x->free_slots);
+	free(x->tickets);
+	free(x->arrived);
 	x->reqs = NULL;
 	x->free_slots = NULL;
+	x->tickets = NULL;
+	x->arrived = NULL;
 }
 
 size_t eb_xfer_nchunks(size_t len, size_t chunk)
@@ -66,6 +72,8 @@ static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void
 	x->posted = x->completed = 0;
 	x->inflight = 0;
 	x->status = EB_OK;
+	x->stage = NULL; /* eb_xfer_stage turns it on for this transfer */
+	x->staged = x->copied = 0;
 	x->nfree = x->window;
 	for (i = 0; i < x->window; i++)
 		x->free_slots[i] = x->window - 1 - i;
@@ -92,19 +100,111 @@ void eb_xfer_recv(struct eb_xfer *x, int chan, int peer, void *buf, size_t len, 
 	arm(x, EB_OP_RECV, chan, peer, buf, len, chunk, desc);
 }
 
+int eb_xfer_stage(struct eb_xfer *x, struct eb_stage *stage, void *dev, int serial)
+{
+	if (x->tickets == NULL)
+		x->tickets = calloc((size_t)(2 * x->window), sizeof(*x->tickets));
+	if (x->arrived_cap < x->nchunks) {
+		free(x->arrived);
+		x->arrived = malloc(x->nchunks);
+		x->arrived_cap = x->arrived != NULL ? x->nchunks : 0;
+	}
+	if (x->tickets == NULL || x->arrived == NULL) {
+		eb_err("out of memory for a staged transfer of %zu chunks", x->nchunks);
+		return EB_ENOMEM;
+	}
+	if (x->op == EB_OP_WRITE && x->nchunks > 65536) {
+		eb_err("a staged transfer names its chunks in 16 bits: %zu chunks of %zu bytes are "
+		       "too many (raise --chunk)",
+		       x->nchunks, x->chunk);
+		return EB_EINVAL;
+	}
+	memset(x->arrived, 0, x->nchunks);
+	x->stage = stage;
+	x->dev = dev;
+	x->serial = serial;
+	return EB_OK;
+}
+
+static size_t chunk_len(const struct eb_xfer *x, size_t i)
+{
+	size_t off = i * x->chunk;
+
+	return x->len == 0 ? 0 : x->len - off < x->chunk ? x->len - off : x->chunk;
+}
+
+/* Start the copies the pipeline allows and retire finished ones, in chunk order. Outgoing
+ * chunks are copied ahead of their post; incoming ones once they arrived. */
+static int stage_step(struct eb_xfer *x)
+{
+	int depth = 2 * x->window, rc;
+	int in = x->op == EB_OP_RECV;
+
+	while (x->staged < x->nchunks && x->staged - x->copied < (size_t)depth) {
+		size_t i = x->staged, off = i * x->chunk;
+		int *t = &x->tickets[i % (size_t)depth];
+
+		if (in && (!x->arrived[i] || (x->serial && x->completed < x->nchunks)))
+			break;
+		if (chunk_len(x, i) == 0) {
+			*t = -1;
+		} else {
+			rc = in ? eb_stage_start(x->stage, x->dev + off, x->buf + off,
+						 chunk_len(x, i), 1, t)
+				: eb_stage_start(x->stage, x->buf + off, x->dev + off,
+						 chunk_len(x, i), 0, t);
+			if (rc == EB_AGAIN)
+				break;
+			if (rc != EB_OK)
+				return rc;
+		}
+		x->staged++;
+	}
+	while (x->copied < x->staged) {
+		int t = x->tickets[x->copied % (size_t)depth];
+
+		rc = t < 0 ? 1 : eb_stage_test(x->stage, t);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		x->copied++;
+	}
+	return EB_OK;
+}
+
+/* Chunks that may be posted now: all of them unless staged outgoing, where a chunk waits for
+ * its copy (serial: for every copy). */
+static size_t postable(const struct eb_xfer *x)
+{
+	if (x->stage == NULL || x->op == EB_OP_RECV)
+		return x->nchunks;
+	if (x->serial)
+		return x->copied == x->nchunks ? x->nchunks : 0;
+	return x->copied;
+}
+
 int eb_xfer_step(struct eb_xfer *x)
 {
-	while (x->status == EB_OK && x->posted < x->nchunks && x->nfree > 0) {
+	if (x->stage != NULL && x->status == EB_OK) {
+		int rc = stage_step(x);
+
+		if (rc != EB_OK)
+			x->status = rc;
+	}
+	while (x->status == EB_OK && x->posted < postable(x) && x->nfree > 0) {
 		size_t off = x->posted * x->chunk;
-		size_t n = x->len - off < x->chunk ? x->len - off : x->chunk;
+		size_t n = chunk_len(x, x->posted);
 		struct eb_req *r = &x->reqs[x->free_slots[x->nfree - 1]];
+		uint32_t imm = x->imm;
 		int rc;
 
-		if (x->len == 0)
-			n = 0;
+		r->tag = x->posted;
+		if (x->stage != NULL) /* a staged target learns which chunk landed */
+			imm = (imm & 0xffffu) | (uint32_t)(x->posted & 0xffffu) << 16;
 		if (x->op == EB_OP_WRITE)
 			rc = eb_post_write(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc,
-					   x->raddr + off, x->rkey, x->imm);
+					   x->raddr + off, x->rkey, imm);
 		else if (x->op == EB_OP_SEND)
 			rc = eb_post_send(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc);
 		else
@@ -124,7 +224,7 @@ int eb_xfer_step(struct eb_xfer *x)
 
 int eb_xfer_done(const struct eb_xfer *x)
 {
-	return x->completed == x->nchunks;
+	return x->completed == x->nchunks && (x->stage == NULL || x->copied == x->nchunks);
 }
 
 static void report_timeout(struct eb_engine *e, struct eb_xfer **xs, int n,

@@ -1,5 +1,4 @@
 #include "ipc_kernels.h"
-#include "efabench/pattern_mix.h"
 
 #include <cuda_runtime.h>
 #include <sched.h>
@@ -122,90 +121,6 @@ void eb_ik_unimport(void *p)
 {
 	if (p != NULL)
 		check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
-}
-
-/* ---- pattern fill and verification on the GPU ---- */
-
-static int grid_for(size_t items)
-{
-	size_t g = (items + 255) / 256;
-
-	return g == 0 ? 1 : g > 4096 ? 4096 : (int)g;
-}
-
-__global__ void fill_kernel(uint64_t *w, size_t words, unsigned char *tail, size_t tail_len,
-			    uint64_t seed)
-{
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-
-	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
-		w[i] = eb_pattern_mix(seed, i * 8);
-	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
-		uint64_t x = eb_pattern_mix(seed, words * 8);
-
-		for (size_t b = 0; b < tail_len; b++)
-			tail[b] = (unsigned char)(x >> (8 * b)); /* little-endian, like the CPU */
-	}
-}
-
-__global__ void verify_kernel(const uint64_t *w, size_t words, const unsigned char *tail,
-			      size_t tail_len, uint64_t seed, unsigned long long *res)
-{
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-
-	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
-		if (w[i] != eb_pattern_mix(seed, i * 8)) {
-			atomicAdd(&res[0], 1ull);
-			atomicMin(&res[1], (unsigned long long)(i * 8));
-		}
-	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
-		uint64_t x = eb_pattern_mix(seed, words * 8);
-
-		for (size_t b = 0; b < tail_len; b++)
-			if (tail[b] != (unsigned char)(x >> (8 * b))) {
-				atomicAdd(&res[0], 1ull);
-				atomicMin(&res[1], (unsigned long long)(words * 8));
-				break;
-			}
-	}
-}
-
-int eb_ik_fill(void *buf, size_t len, uint64_t seed)
-{
-	size_t words = len / 8;
-
-	fill_kernel<<<grid_for(words), 256>>>((uint64_t *)buf, words,
-					      (unsigned char *)buf + words * 8, len % 8, seed);
-	if (check(cudaGetLastError(), "pattern fill kernel") != 0)
-		return IK_ESYS;
-	return check(cudaDeviceSynchronize(), "pattern fill kernel");
-}
-
-int eb_ik_verify(const void *buf, size_t len, uint64_t seed, uint64_t *wrong, uint64_t *first_bad)
-{
-	unsigned long long init[2] = {0, ~0ull}, res[2], *d = NULL;
-	size_t words = len / 8;
-	int rc = check(cudaMalloc(&d, sizeof(res)), "verify: cudaMalloc");
-
-	if (rc != 0)
-		return rc;
-	rc = check(cudaMemcpy(d, init, sizeof(init), cudaMemcpyHostToDevice), "verify: init");
-	if (rc == 0) {
-		verify_kernel<<<grid_for(words), 256>>>((const uint64_t *)buf, words,
-							(const unsigned char *)buf + words * 8,
-							len % 8, seed, d);
-		rc = check(cudaGetLastError(), "verify kernel");
-	}
-	if (rc == 0)
-		rc =
-		    check(cudaMemcpy(res, d, sizeof(res), cudaMemcpyDeviceToHost), "verify kernel");
-	cudaFree(d);
-	if (rc != 0)
-		return rc;
-	*wrong = res[0];
-	if (res[0] != 0)
-		*first_bad = res[1];
-	return 0;
 }
 
 int eb_ik_flip(void *buf, size_t off)

@@ -37,11 +37,6 @@ int eb_ik_export(void *p, unsigned char handle[EB_IK_HANDLE_BYTES]);
 int eb_ik_import(const unsigned char handle[EB_IK_HANDLE_BYTES], void **p);
 void eb_ik_unimport(void *p);
 
-/* Fill len bytes with the pattern of `seed` (eb_pattern_seed); synchronous. */
-int eb_ik_fill(void *buf, size_t len, uint64_t seed);
-/* Count the 8-byte words (the last may be partial) that differ from the pattern of seed;
- * *first_bad gets the byte offset of the first one. Synchronous. */
-int eb_ik_verify(const void *buf, size_t len, uint64_t seed, uint64_t *wrong, uint64_t *first_bad);
 /* Testing aid: invert byte off of buf. */
 int eb_ik_flip(void *buf, size_t off);
 int eb_ik_put_u64(void *dst, uint64_t v);

@@ -1,0 +1,67 @@
+/* Memory kinds behind one interface: host (page-aligned, huge pages when large), pinned (host
+ * memory registered with CUDA, mapped for the GPU) and device (cudaMalloc on one GPU). Each
+ * buffer says where the NIC reads it; fill, poison and check use the payload pattern, on the
+ * GPU for device memory so a 1 GiB buffer is checked in milliseconds. */
+#ifndef EFABENCH_MEM_H
+#define EFABENCH_MEM_H
+
+#include "efabench/pattern.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum eb_mem_kind {
+	EB_MEM_HOST,   /* malloc'd, page-aligned */
+	EB_MEM_PINNED, /* host memory, cudaHostRegister'd (mapped, portable) */
+	EB_MEM_DEVICE, /* cudaMalloc on the buffer's GPU */
+};
+
+struct eb_mem {
+	enum eb_mem_kind kind;
+	void *ptr;     /* what the NIC reads and writes: a host or a device address */
+	void *dev_ptr; /* the GPU's address of it (pinned: the mapped alias), else NULL */
+	size_t len;
+	int gpu;	     /* CUDA ordinal (device, pinned), -1 for host */
+	int dmabuf_fd;	     /* device memory exported as a DMA-BUF, -1 when none (eb_mem_dmabuf) */
+	uint64_t dmabuf_off; /* ptr's offset into that DMA-BUF */
+	void *alloc;	     /* what eb_mem_free releases */
+};
+
+const char *eb_mem_kind_name(enum eb_mem_kind k); /* "host", "pinned", "device" */
+
+/* 1 when the build has CUDA; the GPU count CUDA sees (0 without CUDA or a driver). */
+int eb_mem_have_cuda(void);
+int eb_mem_gpu_count(void);
+
+/* Make `gpu` this process's CUDA device (before any device or pinned allocation). */
+int eb_mem_use_gpu(int gpu);
+
+/* Allocate len bytes (at least one page) of kind on the current GPU; zeroed. 0, or a negative
+ * status after one line naming `what`. */
+int eb_mem_alloc(struct eb_mem *m, enum eb_mem_kind kind, size_t len, const char *what);
+void eb_mem_free(struct eb_mem *m);
+
+/* Fill bytes [off, off + len) with the pattern p, the first byte being payload offset base (a
+ * multiple of 8); synchronous. Poison = the same with epoch EB_EPOCH_POISON. */
+int eb_mem_fill(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+		uint64_t base);
+/* Wrong 8-byte words of [off, off + len) against the pattern (the last word may be partial);
+ * *first_bad (may be NULL) gets the payload offset of the first one. A failure to check counts
+ * every word as wrong after printing why. */
+uint64_t eb_mem_check(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+		      uint64_t base, uint64_t *first_bad);
+/* Testing aid: invert the byte at off. */
+int eb_mem_flip(const struct eb_mem *m, size_t off);
+/* Copy between any two buffers' ranges (synchronous). */
+int eb_mem_copy(const struct eb_mem *dst, size_t doff, const struct eb_mem *src, size_t soff,
+		size_t len);
+
+/* Export device memory as a DMA-BUF (the driver's cuMemGetHandleForAddressRange), once;
+ * EB_ENOTSUP (quietly) where the GPU, driver or build cannot. */
+int eb_mem_dmabuf(struct eb_mem *m);
+
+/* What the GPU and driver report: DMA-BUF export and GPUDirect RDMA support (1, 0, or -1 when
+ * unknown). */
+void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr);
+
+#endif

@@ -1,0 +1,113 @@
+#include "mem_kernels.h"
+#include "efabench/pattern_mix.h"
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+/* Same status value as efabench/status.h, which is C. */
+#define GK_ESYS (-6)
+
+static int check(cudaError_t err, const char *what)
+{
+	if (err == cudaSuccess)
+		return 0;
+	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString(err));
+	return GK_ESYS;
+}
+
+/* Enough blocks to cover the buffer with 4 words per thread, at most 8 per SM's worth. */
+static int grid_for(size_t words)
+{
+	size_t g = (words + 1023) / 1024;
+
+	return g == 0 ? 1 : g > 8192 ? 8192 : (int)g;
+}
+
+__global__ void fill_kernel(uint64_t *w, size_t words, unsigned char *tail, size_t tail_len,
+			    uint64_t seed, uint64_t base)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
+		w[i] = eb_pattern_mix(seed, base + i * 8);
+	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
+		uint64_t x = eb_pattern_mix(seed, base + words * 8);
+
+		for (size_t b = 0; b < tail_len; b++)
+			tail[b] = (unsigned char)(x >> (8 * b)); /* little-endian, like the CPU */
+	}
+}
+
+/* res[0] counts wrong words, res[1] keeps the lowest wrong offset. */
+__global__ void check_kernel(const uint64_t *w, size_t words, const unsigned char *tail,
+			     size_t tail_len, uint64_t seed, uint64_t base, unsigned long long *res)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned long long bad = 0, first = ~0ull;
+
+	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
+		if (w[i] != eb_pattern_mix(seed, base + i * 8)) {
+			bad++;
+			first = first < base + i * 8 ? first : base + i * 8;
+		}
+	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
+		uint64_t x = eb_pattern_mix(seed, base + words * 8);
+
+		for (size_t b = 0; b < tail_len; b++)
+			if (tail[b] != (unsigned char)(x >> (8 * b))) {
+				bad++;
+				first = first < base + words * 8 ? first : base + words * 8;
+				break;
+			}
+	}
+	if (bad > 0) { /* atomics only where something is wrong */
+		atomicAdd(&res[0], bad);
+		atomicMin(&res[1], first);
+	}
+}
+
+extern "C" int eb_gk_fill(void *buf, size_t len, uint64_t seed, uint64_t base)
+{
+	size_t words = len / 8;
+
+	fill_kernel<<<grid_for(words), 256>>>(
+	    (uint64_t *)buf, words, (unsigned char *)buf + words * 8, len % 8, seed, base);
+	if (check(cudaGetLastError(), "pattern fill kernel") != 0)
+		return GK_ESYS;
+	return check(cudaDeviceSynchronize(), "pattern fill kernel");
+}
+
+extern "C" int eb_gk_check(const void *buf, size_t len, uint64_t seed, uint64_t base,
+			   uint64_t *wrong, uint64_t *first_bad)
+{
+	/* One mapped result pair per process: no allocation per check. */
+	static unsigned long long *res_h, *res_d;
+	size_t words = len / 8;
+	int rc;
+
+	if (res_h == NULL) {
+		rc = check(cudaHostAlloc((void **)&res_h, 2 * sizeof(*res_h), cudaHostAllocMapped),
+			   "check: cudaHostAlloc");
+		if (rc == 0)
+			rc = check(cudaHostGetDevicePointer((void **)&res_d, res_h, 0),
+				   "check: cudaHostGetDevicePointer");
+		if (rc != 0) {
+			res_h = NULL;
+			return rc;
+		}
+	}
+	res_h[0] = 0;
+	res_h[1] = ~0ull;
+	check_kernel<<<grid_for(words), 256>>>((const uint64_t *)buf, words,
+					       (const unsigned char *)buf + words * 8, len % 8,
+					       seed, base, res_d);
+	rc = check(cudaGetLastError(), "pattern check kernel");
+	if (rc == 0)
+		rc = check(cudaDeviceSynchronize(), "pattern check kernel");
+	if (rc != 0)
+		return rc;
+	*wrong = res_h[0];
+	if (res_h[0] != 0 && first_bad != NULL)
+		*first_bad = res_h[1];
+	return 0;
+}

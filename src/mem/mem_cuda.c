@@ -1,0 +1,297 @@
+/* Pinned and device memory (CUDA). Pinned memory is host memory and is filled and checked by
+ * the CPU; device memory by GPU kernels (src/gpu/mem_kernels.cu). */
+#include "mem_ops.h"
+#include "efabench/buf.h"
+#include "efabench/pattern_mix.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#ifdef EB_HAVE_CUDA
+#include "../gpu/mem_kernels.h"
+
+#include <cuda_runtime_api.h>
+
+/* Driver calls reached through the runtime, so no libcuda link is needed. */
+typedef int (*cu_handle_fn)(void *handle, unsigned long long dptr, size_t size, int type,
+			    unsigned long long flags);
+typedef int (*cu_attr_fn)(int *value, int attr, int dev);
+#define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD   1
+#define CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 124
+
+static void *driver_fn(const char *name)
+{
+	enum cudaDriverEntryPointQueryResult q;
+	void *fn = NULL;
+
+	if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) !=
+		cudaSuccess ||
+	    q != cudaDriverEntryPointSuccess)
+		return NULL;
+	return fn;
+}
+
+static int cuda_fail(cudaError_t err, const char *what, const char *detail)
+{
+	eb_err("%s%s%s: %s", what, detail ? " " : "", detail ? detail : "",
+	       cudaGetErrorString(err));
+	return err == cudaErrorMemoryAllocation ? EB_ENOMEM : EB_ESYS;
+}
+
+int eb_mem_have_cuda(void)
+{
+	return 1;
+}
+
+int eb_mem_gpu_count(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+
+int eb_mem_use_gpu(int gpu)
+{
+	cudaError_t err = cudaSetDevice(gpu);
+
+	if (err != cudaSuccess) {
+		eb_err("cannot use GPU %d: %s", gpu, cudaGetErrorString(err));
+		return EB_ESYS;
+	}
+	return EB_OK;
+}
+
+static int current_gpu(void)
+{
+	int dev = -1;
+
+	return cudaGetDevice(&dev) == cudaSuccess ? dev : -1;
+}
+
+static int pinned_alloc(struct eb_mem *m, size_t len, const char *what)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded = (len + page - 1) / page * page;
+	cudaError_t err;
+
+	m->alloc = m->ptr = eb_buf_alloc_host(len, what);
+	if (m->ptr == NULL)
+		return EB_ENOMEM;
+	/* Registered in place: the buffer keeps its huge pages and alignment. */
+	err = cudaHostRegister(m->ptr, rounded, cudaHostRegisterMapped | cudaHostRegisterPortable);
+	if (err == cudaSuccess)
+		err = cudaHostGetDevicePointer(&m->dev_ptr, m->ptr, 0);
+	if (err != cudaSuccess) {
+		eb_buf_free_host(m->alloc);
+		m->alloc = m->ptr = NULL;
+		return cuda_fail(err, "cudaHostRegister of", what);
+	}
+	m->gpu = current_gpu();
+	return EB_OK;
+}
+
+static void pinned_free(struct eb_mem *m)
+{
+	cudaHostUnregister(m->alloc);
+	eb_buf_free_host(m->alloc);
+}
+
+/* Device memory starts on a host-page boundary and spans whole pages: what a DMA-BUF export
+ * of the range needs. */
+static int device_alloc(struct eb_mem *m, size_t len, const char *what)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded = (len + page - 1) / page * page;
+	cudaError_t err = cudaMalloc(&m->alloc, rounded + page);
+
+	if (err != cudaSuccess) {
+		m->alloc = NULL;
+		return cuda_fail(err, "cudaMalloc of", what);
+	}
+	m->ptr = m->dev_ptr = (void *)(((uintptr_t)m->alloc + page - 1) / page * page);
+	m->gpu = current_gpu();
+	err = cudaMemset(m->ptr, 0, rounded);
+	if (err == cudaSuccess)
+		err = cudaDeviceSynchronize();
+	if (err != cudaSuccess) {
+		cudaFree(m->alloc);
+		m->alloc = NULL;
+		return cuda_fail(err, "clearing", what);
+	}
+	return EB_OK;
+}
+
+static void device_free(struct eb_mem *m)
+{
+	if (m->dmabuf_fd >= 0)
+		close(m->dmabuf_fd);
+	cudaFree(m->alloc);
+}
+
+static int device_fill(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+		       uint64_t base)
+{
+	return eb_gk_fill((char *)m->ptr + off, len, eb_pattern_seed(p->src, p->dst, p->epoch),
+			  base);
+}
+
+static int device_check(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+			uint64_t base, uint64_t *wrong, uint64_t *first_bad)
+{
+	return eb_gk_check((const char *)m->ptr + off, len,
+			   eb_pattern_seed(p->src, p->dst, p->epoch), base, wrong, first_bad);
+}
+
+static int device_flip(const struct eb_mem *m, size_t off)
+{
+	unsigned char b;
+	cudaError_t err = cudaMemcpy(&b, (char *)m->ptr + off, 1, cudaMemcpyDeviceToHost);
+
+	b ^= 0x5a;
+	if (err == cudaSuccess)
+		err = cudaMemcpy((char *)m->ptr + off, &b, 1, cudaMemcpyHostToDevice);
+	return err == cudaSuccess ? EB_OK : cuda_fail(err, "flipping a byte of", "device memory");
+}
+
+int eb_mem_copy(const struct eb_mem *dst, size_t doff, const struct eb_mem *src, size_t soff,
+		size_t len)
+{
+	cudaError_t err;
+
+	if (dst->kind != EB_MEM_DEVICE && src->kind != EB_MEM_DEVICE) {
+		memcpy((char *)dst->ptr + doff, (const char *)src->ptr + soff, len);
+		return EB_OK;
+	}
+	err = cudaMemcpy((char *)dst->ptr + doff, (const char *)src->ptr + soff, len,
+			 cudaMemcpyDefault);
+	return err == cudaSuccess ? EB_OK : cuda_fail(err, "cudaMemcpy", NULL);
+}
+
+int eb_mem_dmabuf(struct eb_mem *m)
+{
+	cu_handle_fn fn = (cu_handle_fn)driver_fn("cuMemGetHandleForAddressRange");
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int fd = -1;
+
+	if (m->kind != EB_MEM_DEVICE)
+		return EB_ENOTSUP;
+	if (m->dmabuf_fd >= 0)
+		return EB_OK;
+	if (fn == NULL ||
+	    fn(&fd, (unsigned long long)(uintptr_t)m->ptr, (m->len + page - 1) / page * page,
+	       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) != 0 ||
+	    fd < 0)
+		return EB_ENOTSUP;
+	m->dmabuf_fd = fd;
+	m->dmabuf_off = 0;
+	return EB_OK;
+}
+
+void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr)
+{
+	cu_attr_fn attr = (cu_attr_fn)driver_fn("cuDeviceGetAttribute");
+	int v = 0;
+
+	*dmabuf =
+	    attr != NULL && attr(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, gpu) == 0 ? v != 0 : -1;
+	*gdr = cudaDeviceGetAttribute(&v, cudaDevAttrGPUDirectRDMASupported, gpu) == cudaSuccess
+		   ? v != 0
+		   : -1;
+}
+
+#else /* no CUDA in this build */
+
+static int no_cuda(void)
+{
+	eb_err("pinned and device memory need a build with CUDA (this one has none)");
+	return EB_ENOTSUP;
+}
+
+int eb_mem_have_cuda(void)
+{
+	return 0;
+}
+
+int eb_mem_gpu_count(void)
+{
+	return 0;
+}
+
+int eb_mem_use_gpu(int gpu)
+{
+	return no_cuda();
+}
+
+static int pinned_alloc(struct eb_mem *m, size_t len, const char *what)
+{
+	return no_cuda();
+}
+
+static void pinned_free(struct eb_mem *m)
+{
+}
+
+static int device_alloc(struct eb_mem *m, size_t len, const char *what)
+{
+	return no_cuda();
+}
+
+static void device_free(struct eb_mem *m)
+{
+}
+
+static int device_fill(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+		       uint64_t base)
+{
+	return no_cuda();
+}
+
+static int device_check(const struct eb_mem *m, size_t off, size_t len, const struct eb_pattern *p,
+			uint64_t base, uint64_t *wrong, uint64_t *first_bad)
+{
+	return no_cuda();
+}
+
+static int device_flip(const struct eb_mem *m, size_t off)
+{
+	return no_cuda();
+}
+
+int eb_mem_copy(const struct eb_mem *dst, size_t doff, const struct eb_mem *src, size_t soff,
+		size_t len)
+{
+	memcpy((char *)dst->ptr + doff, (const char *)src->ptr + soff, len);
+	return EB_OK;
+}
+
+int eb_mem_dmabuf(struct eb_mem *m)
+{
+	return EB_ENOTSUP;
+}
+
+void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr)
+{
+	*dmabuf = *gdr = -1;
+}
+#endif
+
+/* Pinned memory is host memory: the CPU fills and checks it. */
+const struct eb_mem_ops eb_mem_pinned_ops = {
+    .alloc = pinned_alloc,
+    .free = pinned_free,
+    .fill = eb_mem_host_fill,
+    .check = eb_mem_host_check,
+    .flip = eb_mem_host_flip,
+};
+
+const struct eb_mem_ops eb_mem_device_ops = {
+    .alloc = device_alloc,
+    .free = device_free,
+    .fill = device_fill,
+    .check = device_check,
+    .flip = device_flip,
+};
