@@ -1,0 +1,59 @@
+/* PCI and NUMA topology from Linux sysfs: which NICs sit nearest a GPU, and the CPUs of a NUMA
+ * node, so that each rank uses its own GPU's NICs and cores. Best effort: what sysfs does not
+ * say is "unknown", never an error that stops a run.
+ *
+ * Every path is read under $EB_SYSFS_ROOT when it is set (unset: the real /sys), so tests can
+ * build a fake tree in a temporary directory. */
+#ifndef EFABENCH_TOPO_H
+#define EFABENCH_TOPO_H
+
+#include <sched.h>
+#include <stddef.h>
+
+/* How close two PCI devices are, nearest first: the order eb_topo_order sorts by. */
+enum eb_topo_dist {
+	EB_TOPO_SWITCH,	 /* below one PCIe switch: peer traffic need not cross the root port */
+	EB_TOPO_ROOT,	 /* same root complex (host bridge) */
+	EB_TOPO_NUMA,	 /* different root complexes of one NUMA node */
+	EB_TOPO_FAR,	 /* another NUMA node, or a node sysfs does not know */
+	EB_TOPO_UNKNOWN, /* either device has no PCI path */
+};
+
+/* PCI address ("0000:53:00.0") of a network interface, or of the nearest PCI device above it
+ * (a virtio or USB NIC hangs below one). EB_ENOTSUP when it has none (lo, veth), EB_EINVAL
+ * when there is no such interface or bdf cannot hold the address. */
+int eb_topo_pci_of_netdev(const char *ifname, char *bdf, size_t len);
+
+/* The same for an RDMA device; libfabric's EFA domain names ("rdmap79s0-rdm", "-dgrm") are
+ * accepted as they are. */
+int eb_topo_pci_of_ibdev(const char *name, char *bdf, size_t len);
+
+/* NUMA node of a PCI device; -1 when unknown (no such device, or a firmware that does not
+ * say). */
+int eb_topo_numa_of(const char *bdf);
+
+/* How close two PCI devices are; EB_TOPO_UNKNOWN when either is NULL or not found. */
+enum eb_topo_dist eb_topo_distance(const char *bdf_a, const char *bdf_b);
+
+/* Fills order[0..n) with a permutation of 0..n-1 that lists the NICs nearest the GPU first,
+ * keeping the given order among equals, so every rank of a host picks the same way. NULL
+ * entries (and a NULL gpu_bdf) are unknown and go last. */
+void eb_topo_order(const char *gpu_bdf, const char *const *nic_bdf, int n, int *order);
+
+#ifdef CPU_SETSIZE /* cpu_set_t and its macros exist only with _GNU_SOURCE */
+/* The CPUs of a NUMA node (empty for a node without CPUs). EB_ENOTSUP when sysfs has no such
+ * node or it lists CPUs beyond CPU_SETSIZE, EB_EINVAL for a list that does not parse. */
+int eb_topo_numa_cpus(int numa, cpu_set_t *set);
+#endif
+
+/* Binds the calling thread, and the threads it starts afterwards, to the CPUs of a NUMA node:
+ * call it before starting threads. A mask already narrower than the online CPUs is a
+ * launcher's or taskset's choice and wins. Returns 1 when it bound, 0 when it left the mask
+ * alone, a negative status on failure; why (may be NULL) says which in a few words. */
+int eb_topo_bind(int numa, char *why, size_t len);
+
+/* eb_topo_bind's decision from the CPUs in the mask now and the CPUs online: 1 to bind, 0 to
+ * leave the mask alone (why says why). Apart so that it can be tested. */
+int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size_t len);
+
+#endif
