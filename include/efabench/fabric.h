@@ -20,6 +20,7 @@ struct eb_fabric_opts {
 	double link_gbps;     /* > 0 overrides the link speed the provider reports */
 	double timeout_s;     /* deadline of every wait */
 	int hmem;	      /* GPU memory will be registered: ask for FI_HMEM and FI_MR_HMEM */
+	const char *near_pci; /* the rank's GPU: without --nics, its nearest NICs come first */
 };
 
 struct eb_nic {
@@ -27,6 +28,8 @@ struct eb_nic {
 	char fabric[64];
 	char prov[32];
 	double link_gbps;     /* 0 when unknown */
+	char pci[16];	      /* its PCI address, "" when it has none (loopback, veth) */
+	int dist;	      /* enum eb_topo_dist from the rank's GPU; EB_TOPO_UNKNOWN without */
 	struct fi_info *info; /* owned: fi_dupinfo of the chosen entry */
 };
 
@@ -51,8 +54,10 @@ int eb_fabric_usable(const struct fi_info *info);
 int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov, size_t len);
 
 /* NICs of prov, one per domain, in a deterministic order, filtered by opts->nics; ranks on
- * one host use only loopback for socket providers. *nics is malloc'd; free with
- * eb_fabric_free_nics. */
+ * one host use only loopback for socket providers. With opts->near_pci (a GPU) and no --nics,
+ * the NICs nearest that GPU come first (PCIe switch, then root complex, then NUMA node), and
+ * unless --channels asks for more, only those of the nearest class are kept: with 4 NICs per
+ * GPU, a rank uses its 4. *nics is malloc'd; free with eb_fabric_free_nics. */
 int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
 		   struct eb_nic **nics, int *count);
 void eb_fabric_free_nics(struct eb_nic *nics, int count);

@@ -33,6 +33,9 @@ const char *eb_mem_kind_name(enum eb_mem_kind k); /* "host", "pinned", "device" 
 int eb_mem_have_cuda(void);
 int eb_mem_gpu_count(void);
 
+/* The GPU's PCI address as sysfs spells it ("0000:53:00.0"); EB_ENOTSUP without CUDA. */
+int eb_mem_gpu_pci(int gpu, char *bdf, size_t len);
+
 /* Make `gpu` this process's CUDA device (before any device or pinned allocation). */
 int eb_mem_use_gpu(int gpu);
 

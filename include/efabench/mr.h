@@ -43,4 +43,9 @@ int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, u
 		  struct eb_mr *mr);
 void eb_mr_dereg(struct eb_mr *mr);
 
+/* Quietly: does registering GPU memory through this path (EB_REG_DMABUF or EB_REG_HMEM_CUDA)
+ * work on this channel? EB_OK, or the reason's status (EB_ENOTSUP where this build or the
+ * runtime lacks the path). */
+int eb_mr_try_gpu(struct eb_chan *c, struct eb_mem *m, enum eb_reg_path path);
+
 #endif

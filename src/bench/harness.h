@@ -54,6 +54,7 @@ struct eb_ctx {
 	enum eb_memsel sel;
 	enum eb_mem_kind mem;
 	int staged, serial, gpu;
+	char gpu_pci[16]; /* its PCI address, "" when unknown */
 	enum eb_reg_path path;
 	struct eb_stage *stage;
 	struct eb_land *land; /* staged RMA targets: arrivals copied to the GPU as they land */
@@ -120,7 +121,7 @@ struct eb_bench {
 
 /* Chunk and window: --chunk/--window when given, else what measured best for the provider:
  * 512K x 16 on the socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on
- * loopback), 1M x 4 on the others. */
+ * loopback), 256M x 4 for GPU memory on shm (CUDA IPC), 1M x 4 on the others. */
 void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
 
 /* The benchmark's variants whose layout is in the layouts mask (0: all); returns how many. */

@@ -1,8 +1,12 @@
 /* efabench info: what this machine offers, before anyone benchmarks it. */
 #include "efabench/boot.h"
 #include "../bench/cmd.h"
+#include "efabench/chan.h"
 #include "efabench/fabric.h"
+#include "efabench/mem.h"
+#include "efabench/mr.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -30,7 +34,7 @@ static void print_libs(void)
 
 		if (cudaGetDeviceCount(&n) != cudaSuccess)
 			n = 0;
-		printf("CUDA: built in (GPU queue producers); %d GPU%s visible\n", n,
+		printf("CUDA: built in (GPU memory, queue producers, ipc); %d GPU%s visible\n", n,
 		       n == 1 ? "" : "s");
 		for (i = 0; i < n; i++) {
 			struct cudaDeviceProp p;
@@ -80,6 +84,95 @@ static void mr_bits(uint64_t m, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+static const char *dist_name[] = {"same PCIe switch", "same root complex", "same NUMA node", "far",
+				  "unknown"};
+
+static const char *yes_no(int v)
+{
+	return v > 0 ? "yes" : v == 0 ? "no" : "unknown";
+}
+
+/* Each GPU: PCI, NUMA node, what the driver allows, and the NICs of the default provider
+ * nearest it (the ones a rank on that GPU uses). */
+static void print_gpus(void)
+{
+	struct eb_fabric_opts fo = {.timeout_s = 1};
+	char prov[32], bdf[16];
+	struct eb_nic *nics;
+	int g, k, n, ngpus = eb_mem_gpu_count(), dmabuf, gdr;
+
+	if (ngpus == 0)
+		return;
+	printf("\nGPUs, their NUMA nodes and nearest NICs:\n");
+	if (eb_fabric_choose(&fo, 1, prov, sizeof(prov)) != EB_OK)
+		prov[0] = '\0';
+	for (g = 0; g < ngpus; g++) {
+		if (eb_mem_gpu_pci(g, bdf, sizeof(bdf)) != EB_OK)
+			snprintf(bdf, sizeof(bdf), "?");
+		eb_mem_gpu_caps(g, &dmabuf, &gdr);
+		printf("  GPU %d  PCI %s  NUMA node %d  DMA-BUF export: %s  GPUDirect RDMA: %s\n",
+		       g, bdf, eb_topo_numa_of(bdf), yes_no(dmabuf), yes_no(gdr));
+		fo.near_pci = bdf;
+		if (prov[0] == '\0' || eb_fabric_nics(prov, &fo, 1, &nics, &n) != EB_OK)
+			continue;
+		printf("    %s NICs a rank on it uses:", prov);
+		for (k = 0; k < n; k++)
+			printf(" %s (%s%s%s)", nics[k].domain,
+			       nics[k].pci[0] ? nics[k].pci : "no PCI", nics[k].pci[0] ? ", " : "",
+			       nics[k].pci[0] ? dist_name[nics[k].dist] : "");
+		printf("\n");
+		eb_fabric_free_nics(nics, n);
+	}
+}
+
+/* Per provider offering FI_HMEM: does it really register GPU memory, by which path? Tried
+ * with a small buffer on GPU 0 and the provider's first NIC. */
+static void print_hmem(void)
+{
+	static const char *const provs[] = {"efa", "shm", "verbs", "tcp", "sockets"};
+	struct eb_fabric_opts fo = {.timeout_s = 1, .hmem = 1};
+	struct eb_mem m;
+	size_t p;
+
+	if (eb_mem_gpu_count() == 0 || eb_mem_use_gpu(0) != EB_OK ||
+	    eb_mem_alloc(&m, EB_MEM_DEVICE, 1u << 16, "a probe buffer") != EB_OK)
+		return;
+	printf("\nGPU memory registration (tried on GPU 0):\n");
+	for (p = 0; p < sizeof(provs) / sizeof(provs[0]); p++) {
+		struct fi_info *list;
+		struct eb_nic *nics;
+		struct eb_chan ch;
+		int n;
+
+		fo.provider = provs[p];
+		if (eb_fabric_query(provs[p], 1, &list) != EB_OK || list == NULL) {
+			struct fi_info *plain = NULL;
+
+			if (eb_fabric_query(provs[p], 0, &plain) == EB_OK && plain != NULL)
+				printf("  %-8s no FI_HMEM: GPU memory only through --staged\n",
+				       provs[p]);
+			fi_freeinfo(plain);
+			continue;
+		}
+		fi_freeinfo(list);
+		if (eb_fabric_nics(provs[p], &fo, 1, &nics, &n) != EB_OK)
+			continue;
+		if (eb_chan_open(&ch, &nics[0], 0, 1) == EB_OK) {
+			int db = eb_mr_try_gpu(&ch, &m, EB_REG_DMABUF);
+			int hm = eb_mr_try_gpu(&ch, &m, EB_REG_HMEM_CUDA);
+
+			printf("  %-8s FI_HMEM: DMA-BUF %s, FI_HMEM_CUDA %s%s\n", provs[p],
+			       db == EB_OK ? "yes" : "no", hm == EB_OK ? "yes" : "no",
+			       db != EB_OK && hm != EB_OK
+				   ? " (this libfabric lacks CUDA support: use --staged)"
+				   : "");
+			eb_chan_close(&ch);
+		}
+		eb_fabric_free_nics(nics, n);
+	}
+	eb_mem_free(&m);
+}
+
 static int info_main(const struct eb_opts *o)
 {
 	struct fi_info *list, *i;
@@ -115,6 +208,8 @@ static int info_main(const struct eb_opts *o)
 	       "Link speeds come from fi_info, else /sys/class/net/<domain>/speed; '-' when "
 	       "neither.\n");
 	fi_freeinfo(list);
+	print_gpus();
+	print_hmem();
 	return EB_OK;
 }
 

@@ -66,8 +66,8 @@ static const struct eb_opt fabric[] = {
     {"link-gbps", 0, "G", eb_opt_dbl, O(fab.link_gbps), 0, 1e9,
      "link speed per NIC for BusBW when the provider reports none"},
     {"chunk", 0, "S", eb_opt_size, O(chunk), 1, SIZE_MAX_TB,
-     "bytes per operation; a buffer is cut into chunks\n"
-     "(default 512K on tcp/sockets, 1M on other providers)"},
+     "bytes per operation; a buffer is cut into chunks (default\n"
+     "512K on tcp/sockets, 256M for --mem device on shm, else 1M)"},
     {"window", 0, "N", eb_opt_lng, O(window), 1, 65536,
      "chunks in flight per channel (default 16 on tcp/sockets,\n"
      "4 on other providers)"},

@@ -86,7 +86,9 @@ static int reg_gpu(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, 
 				  .access = access,
 				  .requested_key = pick_key(c),
 				  .iface = FI_HMEM_CUDA};
-	uint64_t flags = 0;
+	/* cudaMalloc'd memory is device-only: shm then copies it by CUDA IPC, peer to peer,
+	 * instead of through host bounce buffers (measured: 14 Gbps without the flag). */
+	uint64_t flags = FI_HMEM_DEVICE_ONLY;
 #ifdef EB_HAVE_DMABUF
 	struct fi_mr_dmabuf db = {.fd = m->dmabuf_fd,
 				  .offset = m->dmabuf_off + off,
@@ -95,7 +97,7 @@ static int reg_gpu(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, 
 
 	if (path == EB_REG_DMABUF) {
 		attr.dmabuf = &db;
-		flags = FI_MR_DMABUF;
+		flags |= FI_MR_DMABUF;
 	}
 #endif
 	attr.device.cuda = m->gpu;
@@ -143,4 +145,26 @@ void eb_mr_dereg(struct eb_mr *m)
 	if (m->mr != NULL)
 		fi_close(&m->mr->fid);
 	memset(m, 0, sizeof(*m));
+}
+
+int eb_mr_try_gpu(struct eb_chan *c, struct eb_mem *m, enum eb_reg_path path)
+{
+	struct eb_mr mr = {0};
+	int rc;
+
+#ifdef EB_HAVE_DMABUF
+	if (path == EB_REG_DMABUF &&
+	    (fi_version() < FI_VERSION(1, 20) || eb_mem_dmabuf(m) != EB_OK))
+		return EB_ENOTSUP;
+#else
+	if (path == EB_REG_DMABUF)
+		return EB_ENOTSUP;
+#endif
+	if (!(c->caps & FI_HMEM))
+		return EB_ENOTSUP;
+	rc = reg_gpu(c, m, 0, m->len, FI_WRITE | FI_REMOTE_WRITE, path, &mr);
+	if (rc != 0)
+		return EB_EFABRIC;
+	eb_mr_dereg(&mr);
+	return EB_OK;
 }

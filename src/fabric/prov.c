@@ -1,6 +1,7 @@
 /* Provider choice and NIC discovery from fi_getinfo. */
 #include "efabench/fabric.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "../core/log.h"
 
 #include <rdma/fi_domain.h>
@@ -235,6 +236,50 @@ static int prefer(const struct fi_info *i, const struct fi_info *kept)
 	return i->addr_format == FI_SOCKADDR_IN && kept->addr_format != FI_SOCKADDR_IN;
 }
 
+/* The NIC's PCI address: fi_info's bus attributes, else sysfs by its domain's name. */
+static void nic_pci(const struct fi_info *i, int sock, char *bdf, size_t len)
+{
+	const struct fi_bus_attr *b = i->nic != NULL ? i->nic->bus_attr : NULL;
+
+	bdf[0] = '\0';
+	if (b != NULL && b->bus_type == FI_BUS_PCI) {
+		snprintf(bdf, len, "%04x:%02x:%02x.%x", b->attr.pci.domain_id, b->attr.pci.bus_id,
+			 b->attr.pci.device_id, b->attr.pci.function_id);
+		return;
+	}
+	if ((sock ? eb_topo_pci_of_netdev(i->domain_attr->name, bdf, len)
+		  : eb_topo_pci_of_ibdev(i->domain_attr->name, bdf, len)) != EB_OK)
+		bdf[0] = '\0';
+}
+
+/* Nearest the GPU first; unless more channels are asked for, only the nearest class. */
+static int by_distance(struct eb_nic *nics, int n, const struct eb_fabric_opts *o)
+{
+	const char *pci[64] = {NULL};
+	struct eb_nic sorted[64];
+	int order[64], k, keep = n;
+
+	if (o->near_pci == NULL || n < 1 || n > 64)
+		return n;
+	for (k = 0; k < n; k++) {
+		pci[k] = nics[k].pci[0] ? nics[k].pci : NULL;
+		nics[k].dist =
+		    pci[k] ? (int)eb_topo_distance(o->near_pci, pci[k]) : EB_TOPO_UNKNOWN;
+	}
+	eb_topo_order(o->near_pci, pci, n, order);
+	for (k = 0; k < n; k++)
+		sorted[k] = nics[order[k]];
+	memcpy(nics, sorted, sizeof(*nics) * (size_t)n);
+	if (o->nics == NULL && sorted[0].dist != EB_TOPO_UNKNOWN)
+		for (keep = 1; keep < n && nics[keep].dist == nics[0].dist; keep++)
+			;
+	if (o->channels > keep)
+		keep = o->channels < n ? o->channels : n;
+	for (k = keep; k < n; k++) /* dropped: the far ones */
+		fi_freeinfo(nics[k].info);
+	return keep;
+}
+
 int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
 		   struct eb_nic **nics, int *count)
 {
@@ -288,6 +333,8 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 			 i->fabric_attr->name ? i->fabric_attr->name : "");
 		snprintf(out[k].prov, sizeof(out[k].prov), "%s", i->fabric_attr->prov_name);
 		out[k].link_gbps = o->link_gbps > 0 ? o->link_gbps : eb_fabric_link_gbps(i);
+		out[k].dist = EB_TOPO_UNKNOWN;
+		nic_pci(i, sock, out[k].pci, sizeof(out[k].pci));
 	}
 	if (n == 0) {
 		eb_err("provider %s has no usable NIC%s%s", prov, o->nics ? " among --nics " : "",
@@ -296,6 +343,7 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 		goto free_list;
 	}
 	qsort(out, (size_t)n, sizeof(*out), cmp_nic);
+	n = by_distance(out, n, o);
 	fi_freeinfo(list);
 	*nics = out;
 	*count = n;

@@ -6,6 +6,7 @@
 #include "efabench/status.h"
 #include "../core/log.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 typedef int (*cu_handle_fn)(void *handle, unsigned long long dptr, size_t size, int type,
 			    unsigned long long flags);
 typedef int (*cu_attr_fn)(int *value, int attr, int dev);
+typedef int (*cu_ptr_attr_fn)(const void *value, int attr, unsigned long long ptr);
+#define CU_POINTER_ATTRIBUTE_SYNC_MEMOPS      6
 #define CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD   1
 #define CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 124
 
@@ -67,6 +70,20 @@ int eb_mem_use_gpu(int gpu)
 	return EB_OK;
 }
 
+int eb_mem_gpu_pci(int gpu, char *bdf, size_t len)
+{
+	char id[32];
+	unsigned dom, bus, dev, fn;
+
+	if (cudaDeviceGetPCIBusId(id, sizeof(id), gpu) != cudaSuccess ||
+	    sscanf(id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) {
+		cudaGetLastError();
+		return EB_ESYS;
+	}
+	snprintf(bdf, len, "%04x:%02x:%02x.%x", dom & 0xffff, bus, dev, fn);
+	return EB_OK;
+}
+
 static int current_gpu(void)
 {
 	int dev = -1;
@@ -101,6 +118,21 @@ static void pinned_free(struct eb_mem *m)
 	eb_buf_free_host(m->alloc);
 }
 
+/* A cudaMemcpy between two device buffers returns before the copy is done; a provider that
+ * copies GPU memory that way (shm's CUDA IPC path) would report a write complete before it
+ * landed. SYNC_MEMOPS makes such copies on this allocation synchronous, as the EFA provider
+ * does for its own registrations. */
+static void sync_memops(const struct eb_mem *m)
+{
+	cu_ptr_attr_fn set = (cu_ptr_attr_fn)driver_fn("cuPointerSetAttribute");
+	unsigned one = 1;
+
+	if (set == NULL || set(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+			       (unsigned long long)(uintptr_t)m->alloc) != 0)
+		eb_warn("could not make copies of GPU memory synchronous (SYNC_MEMOPS): a provider "
+			"may report writes complete before they land");
+}
+
 /* Device memory starts on a host-page boundary and spans whole pages: what a DMA-BUF export
  * of the range needs. */
 static int device_alloc(struct eb_mem *m, size_t len, const char *what)
@@ -114,6 +146,7 @@ static int device_alloc(struct eb_mem *m, size_t len, const char *what)
 	}
 	m->ptr = m->dev_ptr = (void *)(((uintptr_t)m->alloc + page - 1) / page * page);
 	m->gpu = current_gpu();
+	sync_memops(m);
 	err = cudaMemset(m->ptr, 0, rounded);
 	if (err == cudaSuccess)
 		err = cudaDeviceSynchronize();
@@ -224,6 +257,11 @@ int eb_mem_gpu_count(void)
 int eb_mem_use_gpu(int gpu)
 {
 	return no_cuda();
+}
+
+int eb_mem_gpu_pci(int gpu, char *bdf, size_t len)
+{
+	return EB_ENOTSUP;
 }
 
 static int pinned_alloc(struct eb_mem *m, size_t len, const char *what)
