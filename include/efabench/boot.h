@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct eb_boot;
 
 struct eb_boot_ops {
@@ -92,5 +96,9 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s);
  * before it forks ranks; out (len bytes) comes back through a pipe. Returns fn's value as
  * the child's exit status (0..255), or 1 when the child died (printed). */
 int eb_launch_probe(int (*fn)(const void *arg, void *out), const void *arg, void *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,8 +4,16 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Returns NULL after printing why. */
 void *eb_buf_alloc_host(size_t len, const char *what);
 void eb_buf_free_host(void *buf);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <rdma/fi_endpoint.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EB_ADDR_MAX 256
 
 struct eb_chan {
@@ -34,5 +38,9 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 /* names: nranks addresses of EB_ADDR_MAX bytes, lens their lengths. */
 int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks);
 void eb_chan_close(struct eb_chan *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Immediate data is 32 bits wide on EFA: the low 16 bits carry the sender's rank so the target
  * can count arrivals per (peer, channel); the high 16 bits are the caller's tag. */
 #define EB_IMM(rank, tag) (((uint32_t)(rank)&0xffffu) | ((uint32_t)(tag) << 16))
@@ -47,7 +51,9 @@ struct eb_engine {
 	uint64_t *imm;	    /* [size][nchan] arrivals of remote CQ data */
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
-	unsigned idle_polls; /* empty polls in a row, to stop hogging an oversubscribed CPU */
+	unsigned idle_polls; /* empty polls in a row */
+	int yield;	     /* give the core up between empty polls (eb_poll_decide) */
+	int cores;	     /* in this process's affinity mask, when the policy was chosen */
 	int failed;	     /* a CQ error or lost peer was reported: later calls fail fast */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
@@ -96,5 +102,9 @@ int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, s
 int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
 		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys);
 void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

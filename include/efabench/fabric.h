@@ -6,6 +6,10 @@
 #include <rdma/fabric.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Features every channel needs: RDM endpoints with FI_MSG and FI_RMA, and remote CQ data of at
  * least 4 bytes (a domain attribute in 1.17, not a capability bit). */
 #define EB_MIN_CQ_DATA 4
@@ -21,6 +25,8 @@ struct eb_fabric_opts {
 	double timeout_s;     /* deadline of every wait */
 	int hmem;	      /* GPU memory will be registered: ask for FI_HMEM and FI_MR_HMEM */
 	const char *near_pci; /* the rank's GPU: without --nics, its nearest NICs come first */
+	int poll;	      /* enum eb_poll: how a wait spends the time between completions */
+	int threads;	      /* busy threads per rank (a proxy adds one): 0 counts as 1 */
 };
 
 struct eb_nic {
@@ -32,6 +38,14 @@ struct eb_nic {
 	int dist;	      /* enum eb_topo_dist from the rank's GPU; EB_TOPO_UNKNOWN without */
 	struct fi_info *info; /* owned: fi_dupinfo of the chosen entry */
 };
+
+/* Waits poll their completion queues; between empty polls they spin while every busy thread
+ * of the ranks on this host has a core of its own, and give the core up (sched_yield) when
+ * the host is oversubscribed, so the peer they wait for can run. */
+enum eb_poll { EB_POLL_AUTO, EB_POLL_SPIN, EB_POLL_YIELD };
+
+/* The policy auto picks: spin when local_ranks * threads <= cores, else yield. */
+enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores);
 
 /* The libfabric API version we ask for: the headers we were built with. */
 #define EB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
@@ -73,5 +87,9 @@ double eb_fabric_link_gbps(const struct fi_info *info);
 
 /* 1 when the provider is one whose traffic goes over IP sockets (tcp, sockets, udp, net). */
 int eb_fabric_is_socket_prov(const char *prov);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum eb_gpuq_mode {
 	EB_GPUQ_GPU, /* GPU producers: control words in device / mapped host memory */
 	EB_GPUQ_CPU, /* CPU producers: the same protocol on plain host memory */
@@ -50,5 +54,9 @@ void eb_gpuq_close(struct eb_gpuq *q);
 
 /* EB_Q_ERR_* bits raised by producers. */
 uint32_t eb_gpuq_errors(const struct eb_gpuq *q);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum eb_layout { EB_LAYOUT_SINGLE, EB_LAYOUT_SPLIT, EB_LAYOUT_RR };
 
 const char *eb_layout_name(enum eb_layout l);
@@ -33,5 +37,9 @@ uint64_t eb_layout_chunks(enum eb_layout l, int nchan, int src, int dst, size_t 
 int eb_layout_write(enum eb_layout l, struct eb_xfer *xs, int nchan, int src, int dst,
 		    const char *buf, size_t len, size_t chunk, const struct eb_mr *mrs,
 		    const struct eb_rkey *rkeys, uint64_t roff, uint32_t imm);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum eb_mem_kind {
 	EB_MEM_HOST,   /* malloc'd, page-aligned */
 	EB_MEM_PINNED, /* host memory, cudaHostRegister'd (mapped, portable) */
@@ -66,5 +70,9 @@ int eb_mem_dmabuf(struct eb_mem *m);
 /* What the GPU and driver report: DMA-BUF export and GPUDirect RDMA support (1, 0, or -1 when
  * unknown). */
 void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What a peer needs to write into a registered buffer. */
 struct eb_rkey {
 	uint64_t addr; /* the buffer's virtual address under FI_MR_VIRT_ADDR, else 0 */
@@ -47,5 +51,9 @@ void eb_mr_dereg(struct eb_mr *mr);
  * work on this channel? EB_OK, or the reason's status (EB_ENOTSUP where this build or the
  * runtime lacks the path). */
 int eb_mr_try_gpu(struct eb_chan *c, struct eb_mem *m, enum eb_reg_path path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct eb_pattern {
 	uint32_t src, dst;
 	uint64_t epoch;
@@ -25,5 +29,9 @@ void eb_pattern_fill(const struct eb_pattern *p, void *buf, size_t len, uint64_t
  * wrong word is stored in *first_bad (untouched when none). */
 uint64_t eb_pattern_check(const struct eb_pattern *p, const void *buf, size_t len, uint64_t base,
 			  uint64_t *first_bad);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

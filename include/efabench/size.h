@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Parse a size of at least 1 byte: digits, then an optional K, M, G or T (×1024^n),
  * optionally followed by "B" or "iB". Returns 0 or EB_EINVAL (no message printed). */
 int eb_size_parse(const char *text, uint64_t *bytes);
@@ -19,5 +23,9 @@ const char *eb_size_format(uint64_t bytes, char *buf, size_t len);
 /* The sweep b, b*f, b*f^2 ... <= e, then e itself if the last step fell short of it.
  * Returns the number of sizes written (at most max), or EB_EINVAL. */
 int eb_size_sweep(uint64_t begin, uint64_t end, uint64_t factor, uint64_t *sizes, int max);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct eb_stage;
 
 /* Up to `slots` copies in flight (one CUDA event each), on one stream per direction.
@@ -23,5 +27,9 @@ int eb_stage_test(struct eb_stage *s, int ticket);
 
 /* Wait for every copy in flight; frees all tickets. */
 int eb_stage_drain(struct eb_stage *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct eb_stats {
 	size_t n;
 	double mean, min, p50, p99, max, stddev;
@@ -14,5 +18,9 @@ void eb_stats_compute(double *samples, size_t n, struct eb_stats *out);
 
 /* Nearest-rank percentile (0 < pct <= 100) of an ascending array of n > 0 samples. */
 double eb_stats_percentile(const double *sorted, size_t n, double pct);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,6 +2,10 @@
 #ifndef EFABENCH_STATUS_H
 #define EFABENCH_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum eb_status {
 	EB_AGAIN = 1, /* not a failure: a queue is full; make progress, then try again */
 	EB_OK = 0,
@@ -20,5 +24,9 @@ const char *eb_strerror(int status);
 
 /* Exit status for a process that ends with this status: 0 ok, 2 bad input, 1 otherwise. */
 int eb_exit_code(int status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

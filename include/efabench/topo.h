@@ -10,6 +10,10 @@
 #include <sched.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* How close two PCI devices are, nearest first: the order eb_topo_order sorts by. */
 enum eb_topo_dist {
 	EB_TOPO_SWITCH,	 /* below one PCIe switch: peer traffic need not cross the root port */
@@ -55,5 +59,9 @@ int eb_topo_bind(int numa, char *why, size_t len);
 /* eb_topo_bind's decision from the CPUs in the mask now and the CPUs online: 1 to bind, 0 to
  * leave the mask alone (why says why). Apart so that it can be tested. */
 int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 #include "efabench/engine.h"
 #include "efabench/stage.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct eb_xfer {
 	struct eb_engine *e;
 	enum eb_op op;
@@ -70,5 +74,9 @@ struct eb_imm_wait {
 /* Drive n transfers to completion and wait for nw immediate-data counts, all together. */
 int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
 		     int nw, uint64_t deadline);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -45,15 +45,18 @@ struct eb_opts {
 	long window;	  /* 0: likewise */
 	unsigned layouts; /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
-	int mem;    /* enum eb_mem_kind of the payloads */
-	int staged; /* device payloads through pinned bounce buffers */
-	int serial; /* staged without overlap: copy all, then send; receive all, then copy */
-	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
+	int mem;      /* enum eb_mem_kind of the payloads */
+	int staged;   /* device payloads through pinned bounce buffers */
+	int serial;   /* staged without overlap: copy all, then send; receive all, then copy */
+	int gpu;      /* -1: local rank modulo the GPUs CUDA sees */
+	int want_gpu; /* the subcommand needs a GPU whatever the memory (GPU producers) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;
 	long corrupt_at; /* < 0: off; else the receiver flips this byte after each arrival */
 	int corrupt_key; /* testing aid: rank 0 writes with wrong keys (CQ error path) */
+	int sizes_given, iters_given; /* -b/-e, -n on the command line: a subcommand's finish
+				       * may choose its own defaults where they are not */
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };
@@ -75,7 +78,8 @@ struct eb_cmd {
 	int nopts;
 	size_t own_size;
 	void (*defaults)(void *own);
-	/* After parsing: check combinations and derive values; EB_EINVAL after one line. */
+	/* After parsing, before the size sweep is built: check combinations and derive values;
+	 * EB_EINVAL after one line. */
 	int (*finish)(struct eb_opts *o, void *own);
 	/* One process, no ranks (info, queue): returns a status. */
 	int (*main)(const struct eb_opts *o);

@@ -40,7 +40,11 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	int rc;
 
 	c->iters = iters;
-	for (i = 0; i < iters; i++) {
+	for (i = 0; i < iters;) {
+		/* A bench that times itself (GPU clocks, one launch for many iterations) gets the
+		 * whole phase at once, or one iteration at a time with --check. */
+		long m = b->run != NULL && !c->o->check ? iters : 1;
+
 		if (i == 0 || c->o->check) {
 			if (i > 0 && c->role != EB_ROLE_IDLE)
 				mine += b->verify(c);
@@ -53,14 +57,16 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 				return rc;
 		}
 		t0 = eb_now_ns();
-		rc = b->iter(c, i);
+		rc = b->run != NULL ? b->run(c, m, samples != NULL ? samples + i : NULL)
+				    : b->iter(c, i);
 		t1 = eb_now_ns();
 		if (rc != EB_OK)
 			return rc;
-		if (samples != NULL)
+		if (samples != NULL && b->run == NULL)
 			samples[i] = (double)(t1 - t0) * 1e-9;
 		if (c->o->corrupt_at >= 0)
 			corrupt(b, c);
+		i += m;
 	}
 	if (c->role != EB_ROLE_IDLE && iters > 0) {
 		t0 = eb_now_ns();
@@ -205,13 +211,15 @@ void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, i
 	*window = o->window != 0 ? (int)o->window : sock ? 16 : 4;
 }
 
-int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct eb_variant **vars)
+int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,
+		      const struct eb_variant **vars)
 {
-	int v, n = 0;
+	const struct eb_variant *all = b->variants;
+	int v, n = 0, nall = b->variants_of != NULL ? b->variants_of(o, &all) : b->nvariants;
 
-	for (v = 0; v < b->nvariants; v++)
-		if (layouts == 0 || (layouts & (1u << b->variants[v].layout)))
-			vars[n++] = &b->variants[v];
+	for (v = 0; v < nall; v++)
+		if (o->layouts == 0 || (o->layouts & (1u << all[v].layout)))
+			vars[n++] = &all[v];
 	return n;
 }
 
@@ -263,12 +271,14 @@ static int validate(const void *arg, void *out)
 	const struct eb_opts *o = a->o;
 	int n, gpu, rc;
 
-	if (o->mem != EB_MEM_HOST) {
+	if (o->mem != EB_MEM_HOST || o->want_gpu) {
 		n = eb_mem_gpu_count();
 		gpu = o->gpu >= 0 ? o->gpu : 0;
 		if (n == 0) {
-			eb_err("--mem %s needs a GPU, and CUDA sees none",
-			       eb_mem_kind_name(o->mem));
+			eb_err("%s%s needs a GPU, and CUDA sees none",
+			       o->mem != EB_MEM_HOST ? "--mem " : "",
+			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem)
+						     : "--producers-on gpu (the default)");
 			return 2;
 		}
 		if (gpu >= n) {
@@ -311,7 +321,7 @@ static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
 		 : c->mem == EB_MEM_DEVICE ? EB_SEL_DEVICE
 		 : c->mem == EB_MEM_PINNED ? EB_SEL_PINNED
 					   : EB_SEL_HOST;
-	if (c->mem == EB_MEM_HOST)
+	if (c->mem == EB_MEM_HOST && !c->o->want_gpu)
 		return EB_OK;
 	n = eb_mem_gpu_count();
 	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 ? boot->local_rank % n : 0;
@@ -360,7 +370,10 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	uint64_t wrong_total = 0;
 	int file_rc = EB_OK, nres, s, v, rc;
 
-	rep.nvars = eb_harness_select(b, o->layouts, rep.vars);
+	rep.nvars = eb_harness_select(b, o, rep.vars);
+	rep.all = b->variants;
+	if (b->variants_of != NULL)
+		b->variants_of(o, &rep.all);
 	nres = o->nsizes * rep.nvars;
 	if (boot->size < 2) {
 		if (boot->rank == 0)

@@ -34,6 +34,8 @@ struct eb_variant {
 	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
 	enum eb_layout layout;
 	enum eb_flow flow;
+	int tag; /* the benchmark's own: which way this variant runs */
+	int ref; /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
 };
 
 struct eb_ctx {
@@ -104,8 +106,15 @@ struct eb_bench {
 	void (*teardown)(struct eb_ctx *c);
 	/* Fill what this rank sends for c->epoch, poison what it receives; collective-free. */
 	int (*prepare)(struct eb_ctx *c);
-	/* One timed iteration, i counting from 0 within the phase. */
+	/* One timed iteration, i counting from 0 within the phase, timed by the harness... */
 	int (*iter)(struct eb_ctx *c, long i);
+	/* ...or, instead, n iterations at once that time themselves: samples (NULL during warm-up)
+	 * gets n seconds per iteration. */
+	int (*run)(struct eb_ctx *c, long n, double *samples);
+	/* Optional: lines of its own in the table's header (rank 0). */
+	void (*header)(const struct eb_ctx *c);
+	/* Optional: variants that depend on the options (then variants[] is unused). */
+	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
 	/* Wrong words in what this rank received for c->epoch. */
 	uint64_t (*verify)(struct eb_ctx *c);
 	/* Where the data this rank receives lands, and at which offset (for fault injection). */
@@ -124,8 +133,9 @@ struct eb_bench {
  * loopback), 256M x 4 for GPU memory on shm (CUDA IPC), 1M x 4 on the others. */
 void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
 
-/* The benchmark's variants whose layout is in the layouts mask (0: all); returns how many. */
-int eb_harness_select(const struct eb_bench *b, unsigned layouts, const struct eb_variant **vars);
+/* The benchmark's variants whose layout is in --layout's mask (0: all); returns how many. */
+int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,
+		      const struct eb_variant **vars);
 
 /* Before the embedded launcher forks: there are two ranks or more, the provider and NICs exist
  * (checked in a child process). The rank count, or minus an exit status after one line. */

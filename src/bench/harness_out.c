@@ -84,10 +84,13 @@ void eb_harness_header(struct eb_report *r)
 		printf(" %s %d", r->vars[v]->name[r->c->sel],
 		       eb_variant_nics(e, r->vars[v], r->c->nranks));
 	printf("\n# warmup: %ld  iters: %ld  chunk: %s  window: %d  check every iteration: %s  "
-	       "timeout: %.0f s\n",
+	       "timeout: %.0f s\n# poll: %s (%s%d ranks here, %d cores)\n",
 	       o->warmup, o->iters, eb_size_format(r->c->chunk, chunk, sizeof(chunk)), r->c->window,
-	       o->check ? "yes" : "no", o->fab.timeout_s);
+	       o->check ? "yes" : "no", o->fab.timeout_s, e->yield ? "yield" : "spin",
+	       o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->boot->local_size, e->cores);
 	mem_line(r);
+	if (r->b->header != NULL)
+		r->b->header(r->c);
 	printf("# %s\n", r->b->metric);
 	printf("# BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
 	       "#wrong = wrong 8-byte words\n#\n");
@@ -146,6 +149,7 @@ static void settings(struct eb_rec *x, const struct eb_report *r)
 	eb_rec_to(x, EB_TO_CSV);
 	eb_rec_bool(x, "check", o->check);
 	eb_rec_num(x, "timeout_s", o->fab.timeout_s);
+	eb_rec_str(x, "poll", e->yield ? "yield" : "spin");
 	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	eb_rec_str(x, "libfabric", ver);
 	if (r->c->mem != EB_MEM_HOST) {
@@ -167,8 +171,63 @@ static void settings(struct eb_rec *x, const struct eb_report *r)
 	eb_rec_end(x);
 }
 
+/* The result of the variant res is compared with, at the same size; NULL when none ran. */
+static const struct eb_result *ref_of(const struct eb_report *r, const struct eb_result *res)
+{
+	const struct eb_result *row = res - (res->var - r->vars[0] >= 0 ? 0 : 0);
+	int v, s = (int)((res - r->res) / r->nvars);
+
+	(void)row;
+	if (res->var->ref == 0)
+		return NULL;
+	for (v = 0; v < r->nvars; v++)
+		if (r->vars[v] == &r->all[res->var->ref - 1])
+			return &r->res[s * r->nvars + v];
+	return NULL;
+}
+
+/* For benchmarks whose variants name a reference: each one's Gbps over its reference's. */
+static void ratios(struct eb_report *r)
+{
+	struct eb_table t = {0};
+	int s, v, any = 0;
+
+	for (v = 0; v < r->nvars; v++)
+		any |= ref_of(r, &r->res[v]) != NULL;
+	if (!any)
+		return;
+	printf("#\n# Gbps of each variant over its reference's, same size\n");
+	eb_table_col(&t, "Size", 5, 0);
+	for (v = 0; v < r->nvars; v++) {
+		const struct eb_result *ref = ref_of(r, &r->res[v]);
+		char head[40];
+
+		if (ref == NULL)
+			continue;
+		snprintf(head, sizeof(head), "%s/%s", r->vars[v]->name[r->c->sel],
+			 ref->var->name[r->c->sel]);
+		eb_table_col(&t, head, 8, 0);
+	}
+	eb_table_head(&t);
+	for (s = 0; s < r->c->o->nsizes; s++) {
+		char size[24];
+
+		eb_table_cell(&t, "%s",
+			      eb_size_format(r->res[s * r->nvars].size, size, sizeof(size)));
+		for (v = 0; v < r->nvars; v++) {
+			const struct eb_result *x = &r->res[s * r->nvars + v], *ref = ref_of(r, x);
+
+			if (ref != NULL)
+				eb_table_cell(&t, "%.3f",
+					      ref->gbps > 0 ? x->gbps / ref->gbps : 0.0);
+		}
+		eb_table_row(&t);
+	}
+}
+
 static void record(struct eb_rec *x, const struct eb_report *r, const struct eb_result *res)
 {
+	const struct eb_result *ref = ref_of(r, res);
 	double bytes = eb_variant_bytes(res->var, res->size, r->c->nranks);
 	int g;
 
@@ -185,6 +244,10 @@ static void record(struct eb_rec *x, const struct eb_report *r, const struct eb_
 	eb_rec_stats(x, &res->all, "lat_us", "us", 1e6);
 	eb_rec_int(x, "samples", (long long)res->all.n);
 	eb_rec_int(x, "wrong", (long long)res->wrong);
+	if (ref != NULL) {
+		eb_rec_str(x, "ratio_to", ref->var->name[r->c->sel]);
+		eb_rec_num(x, "ratio", ref->gbps > 0 ? res->gbps / ref->gbps : 0.0);
+	}
 	if (r->b->extra != NULL)
 		r->b->extra(r->c, res, x);
 	settings(x, r);
@@ -212,6 +275,7 @@ int eb_harness_files(struct eb_report *r, uint64_t wrong)
 	struct eb_doc d = {0};
 	int i, rc = EB_OK;
 
+	ratios(r);
 	eb_table_footer(wrong);
 	if (o->csv == NULL && o->json == NULL)
 		return EB_OK;

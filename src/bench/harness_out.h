@@ -10,8 +10,9 @@ struct eb_report {
 	const struct eb_bench *b;
 	const struct eb_ctx *c;
 	const char *launcher;
-	double link_gbps; /* per NIC, 0 when unknown */
-	int nvars;	  /* the variants selected to run */
+	double link_gbps;	      /* per NIC, 0 when unknown */
+	const struct eb_variant *all; /* every variant of the benchmark, as ref indexes them */
+	int nvars;		      /* the variants selected to run */
 	const struct eb_variant *vars[EB_MAX_VARIANTS];
 	struct eb_result *res; /* [nsizes][nvars] */
 	int32_t *gpus;	       /* each rank's GPU, -1 for none */

@@ -9,6 +9,7 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../gpu/floor.h"
 #include "../report/doc.h"
 #include "../report/table.h"
 #ifdef EB_HAVE_CUDA
@@ -156,53 +157,13 @@ static void *cpu_produce(void *arg)
 	return NULL;
 }
 
-struct floor_arg {
-	_Atomic uint64_t *ping, *pong;
-	int iters;
-	double *rtt_ns;
-};
-
-static void *cpu_floor_side(void *arg)
-{
-	struct floor_arg *f = arg;
-	int i;
-
-	for (i = 0; i < f->iters; i++) {
-		uint64_t t0 = eb_q_now_ns();
-
-		atomic_store_explicit(f->ping, (uint64_t)i + 1, memory_order_release);
-		while (atomic_load_explicit(f->pong, memory_order_acquire) < (uint64_t)i + 1)
-			if (eb_q_now_ns() - t0 > 10000000000ull)
-				return NULL;
-		f->rtt_ns[i] = (double)(eb_q_now_ns() - t0);
-	}
-	return NULL;
-}
-
-/* The host side of the floor: echo every ping. */
-static int echo(_Atomic uint64_t *ping, _Atomic uint64_t *pong, int iters, double timeout_s)
-{
-	uint64_t deadline = eb_deadline(timeout_s);
-	int i;
-
-	for (i = 0; i < iters; i++) {
-		while (atomic_load_explicit(ping, memory_order_acquire) < (uint64_t)i + 1)
-			if (eb_now_ns() > deadline) {
-				eb_err("the floor ping-pong stalled at round %d of %d", i, iters);
-				return EB_ETIMEDOUT;
-			}
-		atomic_store_explicit(pong, (uint64_t)i + 1, memory_order_release);
-	}
-	return EB_OK;
-}
-
-/* The latency echo and the floor's ping and pong, a cache line each: mapped host memory in
- * GPU mode (h* for the host, d* for the GPU), plain memory in CPU mode. */
+/* The latency test's echo, a cache line: mapped host memory in GPU mode (h for the host, d
+ * for the GPU), plain memory in CPU mode. */
 struct flags {
 	struct {
 		_Atomic uint64_t v;
 		char pad[120];
-	} ack, ping, pong;
+	} ack;
 };
 
 struct qctx {
@@ -282,33 +243,7 @@ static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats
 		goto free_bufs;
 	}
 	/* The floor first: a ping-pong through mapped memory (CPU memory in CPU mode). */
-	if (c->gpu) {
-#ifdef EB_HAVE_CUDA
-		uint64_t *dev_rtt = NULL,
-			 *h_rtt = eb_qk_alloc_mapped(sizeof(uint64_t) * iters, (void **)&dev_rtt);
-
-		rc = h_rtt == NULL ? EB_ESYS
-				   : eb_qk_floor((uint64_t *)&c->d->ping.v,
-						 (uint64_t *)&c->d->pong.v, dev_rtt, iters);
-		if (rc == EB_OK)
-			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->timeout_s);
-		if (eb_qk_wait() != EB_OK && rc == EB_OK)
-			rc = EB_ESYS;
-		for (i = 0; h_rtt != NULL && i < iters; i++)
-			f_rtt[i] = (double)h_rtt[i];
-		eb_qk_free_mapped(h_rtt);
-#endif
-	} else {
-		struct floor_arg fa = {
-		    .ping = &c->h->ping.v, .pong = &c->h->pong.v, .iters = iters, .rtt_ns = f_rtt};
-		pthread_t th;
-
-		rc = pthread_create(&th, NULL, cpu_floor_side, &fa) == 0 ? EB_OK : EB_ESYS;
-		if (rc == EB_OK) {
-			rc = echo(&c->h->ping.v, &c->h->pong.v, iters, c->timeout_s);
-			pthread_join(th, NULL);
-		}
-	}
+	rc = eb_floor_measure(c->gpu, iters, c->timeout_s, f_rtt);
 	if (rc != EB_OK)
 		goto free_bufs;
 	eb_stats_compute(f_rtt, (size_t)iters, flo);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Every subcommand, in `efabench --help` order. Adding one: its file, and its name here. */
-#define EB_CMDS(X) X(write) X(sendrecv) X(alltoall) X(queue) X(ipc) X(info)
+#define EB_CMDS(X) X(write) X(sendrecv) X(alltoall) X(proxy) X(queue) X(ipc) X(info)
 
 #define DECLARE(name) extern const struct eb_cmd eb_cmd_##name;
 #define ADDRESS(name) &eb_cmd_##name,
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 		goto free_own;
 	}
 	eb_log_set_verbose(o.verbose);
-	if (cmd->bench != NULL && eb_harness_select(cmd->bench, o.layouts, vars) == 0) {
+	if (cmd->bench != NULL && eb_harness_select(cmd->bench, &o, vars) == 0) {
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;
 	}

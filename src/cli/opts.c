@@ -51,6 +51,8 @@ static const struct eb_opt sizes[] = {
      "warm-up and after the timed loop"},
 };
 
+static const char *const polls[] = {"auto", "spin", "yield", NULL};
+
 static const struct eb_opt fabric[] = {
     {"provider", 0, "P", eb_opt_str, O(fab.provider), 0, 0,
      "libfabric provider (shm, tcp, sockets, efa, ...); default\n"
@@ -68,6 +70,11 @@ static const struct eb_opt fabric[] = {
     {"chunk", 0, "S", eb_opt_size, O(chunk), 1, SIZE_MAX_TB,
      "bytes per operation; a buffer is cut into chunks (default\n"
      "512K on tcp/sockets, 256M for --mem device on shm, else 1M)"},
+    {"poll", 0, "P", eb_opt_choice, O(fab.poll), 0, 0,
+     "auto (default: spin while every rank on this host has a\n"
+     "core of its own, else yield the core between empty polls),\n"
+     "spin or yield",
+     polls},
     {"window", 0, "N", eb_opt_lng, O(window), 1, 65536,
      "chunks in flight per channel (default 16 on tcp/sockets,\n"
      "4 on other providers)"},
@@ -225,6 +232,26 @@ static int finish_sizes(struct eb_opts *o)
 	return EB_OK;
 }
 
+/* Whether the command line names an option, in any of getopt's spellings. */
+static int given(int argc, char **argv, const char *name, char key)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			return 0;
+		if (a[0] == '-' && a[1] == key)
+			return 1;
+		if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, name, n) == 0 &&
+		    (a[2 + n] == '\0' || a[2 + n] == '='))
+			return 1;
+	}
+	return 0;
+}
+
 int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opts *o, void *own,
 		  int *help)
 {
@@ -240,11 +267,13 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 	rc = eb_opt_parse(argc, argv, 2, g, n, cmd->name, help);
 	if (rc != EB_OK || *help)
 		return rc;
-	rc = finish_sizes(o);
-	if (rc == EB_OK)
-		rc = finish_mem(o);
+	o->sizes_given = given(argc, argv, "minbytes", 'b') || given(argc, argv, "maxbytes", 'e');
+	o->iters_given = given(argc, argv, "iters", 'n');
+	rc = finish_mem(o);
 	if (rc == EB_OK && cmd->finish != NULL)
 		rc = cmd->finish(o, own);
+	if (rc == EB_OK)
+		rc = finish_sizes(o);
 	return rc;
 }
 

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "efabench/engine.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
@@ -9,11 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* How often a wait asks the bootstrap whether a peer was lost. */
-#define CHECK_NS      10000000ull
-#define CQ_BATCH      64
-#define EB_SPIN_POLLS 64
+#define CHECK_NS 10000000ull
+#define CQ_BATCH 64
+/* Empty polls before an oversubscribed wait starts yielding, and between reads of the clock
+ * when spinning: the clock stays off the path between a completion and its detection, while
+ * deadlines and lost peers are still seen within microseconds. */
+#define SPIN_POLLS  64
+#define CLOCK_POLLS 64
 
 uint64_t eb_engine_deadline(const struct eb_engine *e)
 {
@@ -56,6 +62,24 @@ free_bufs:
 	return rc;
 }
 
+static int affinity_cores(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores)
+{
+	if (asked != EB_POLL_AUTO)
+		return asked;
+	return (long)local_ranks * threads <= cores ? EB_POLL_SPIN : EB_POLL_YIELD;
+}
+
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
 {
 	int single, want, c, rc;
@@ -69,6 +93,9 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	single = eb_boot_single_host(b, eb_engine_deadline(e));
 	if (single < 0)
 		return single;
+	e->cores = affinity_cores();
+	e->yield = eb_poll_decide((enum eb_poll)o->poll, b->local_size,
+				  o->threads > 0 ? o->threads : 1, e->cores) == EB_POLL_YIELD;
 	rc = eb_fabric_choose(o, single, e->prov, sizeof(e->prov));
 	if (rc != EB_OK)
 		return rc;
@@ -222,10 +249,12 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 		e->idle_polls = 0;
 		return EB_OK;
 	}
-	/* With more busy ranks than cores the peer we wait for may need this CPU: after a
-	 * short spin, give it up on every empty poll. */
-	if (++e->idle_polls > EB_SPIN_POLLS)
+	/* Oversubscribed, the peer we wait for may need this core: after a short spin, give it
+	 * up on every empty poll. */
+	if (++e->idle_polls > SPIN_POLLS && e->yield)
 		sched_yield();
+	if (e->idle_polls % CLOCK_POLLS != 0 && !e->yield)
+		return EB_OK;
 	now = eb_now_ns();
 	if (now >= e->next_check_ns) {
 		e->next_check_ns = now + CHECK_NS;

@@ -1,0 +1,103 @@
+#include "floor.h"
+#include "efabench/gpuq_proto.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#ifdef EB_HAVE_CUDA
+#include "queue_kernels.h"
+#endif
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ping and pong, a cache line each. */
+struct words {
+	struct {
+		_Atomic uint64_t v;
+		char pad[120];
+	} ping, pong;
+};
+
+struct side {
+	struct words *w;
+	int iters;
+	double *rtt_ns;
+};
+
+/* CPU mode: the thread that stands where the GPU would. */
+static void *cpu_side(void *arg)
+{
+	struct side *s = arg;
+	int i;
+
+	for (i = 0; i < s->iters; i++) {
+		uint64_t t0 = eb_q_now_ns();
+
+		atomic_store_explicit(&s->w->ping.v, (uint64_t)i + 1, memory_order_release);
+		while (atomic_load_explicit(&s->w->pong.v, memory_order_acquire) < (uint64_t)i + 1)
+			if (eb_q_now_ns() - t0 > 10000000000ull)
+				return NULL;
+		s->rtt_ns[i] = (double)(eb_q_now_ns() - t0);
+	}
+	return NULL;
+}
+
+/* The host echoes every ping. */
+static int echo(struct words *w, int iters, double timeout_s)
+{
+	uint64_t deadline = eb_deadline(timeout_s);
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		while (atomic_load_explicit(&w->ping.v, memory_order_acquire) < (uint64_t)i + 1)
+			if (eb_now_ns() > deadline) {
+				eb_err("the floor ping-pong stalled at round %d of %d", i, iters);
+				return EB_ETIMEDOUT;
+			}
+		atomic_store_explicit(&w->pong.v, (uint64_t)i + 1, memory_order_release);
+	}
+	return EB_OK;
+}
+
+int eb_floor_measure(int gpu, int iters, double timeout_s, double *rtt_ns)
+{
+	int rc = EB_ESYS, i;
+
+	if (gpu) {
+#ifdef EB_HAVE_CUDA
+		struct words *hw, *dw = NULL;
+		uint64_t *dev_rtt = NULL, *h_rtt;
+
+		hw = eb_qk_alloc_mapped(sizeof(*hw), (void **)&dw);
+		h_rtt = eb_qk_alloc_mapped(sizeof(uint64_t) * (size_t)iters, (void **)&dev_rtt);
+		if (hw != NULL && h_rtt != NULL)
+			rc = eb_qk_floor((uint64_t *)&dw->ping.v, (uint64_t *)&dw->pong.v, dev_rtt,
+					 iters);
+		if (rc == EB_OK)
+			rc = echo(hw, iters, timeout_s);
+		if (hw != NULL && h_rtt != NULL && eb_qk_wait() != EB_OK && rc == EB_OK)
+			rc = EB_ESYS;
+		for (i = 0; rc == EB_OK && i < iters; i++)
+			rtt_ns[i] = (double)h_rtt[i];
+		eb_qk_free_mapped(h_rtt);
+		eb_qk_free_mapped(hw);
+#endif
+		return rc;
+	} else {
+		struct words *w = aligned_alloc(128, sizeof(*w));
+		struct side s = {.w = w, .iters = iters, .rtt_ns = rtt_ns};
+		pthread_t th;
+
+		if (w == NULL)
+			return EB_ENOMEM;
+		memset(w, 0, sizeof(*w));
+		rc = pthread_create(&th, NULL, cpu_side, &s) == 0 ? EB_OK : EB_ESYS;
+		if (rc == EB_OK) {
+			rc = echo(w, iters, timeout_s);
+			pthread_join(th, NULL);
+		}
+		free(w);
+	}
+	return rc;
+}

@@ -1,0 +1,10 @@
+/* The GPU<->CPU floor: the round trip of one word each way through mapped host memory, the
+ * least any GPU-to-CPU protocol can take on this machine (in CPU mode, a CPU thread plays the
+ * GPU over plain memory). */
+#ifndef EB_GPU_FLOOR_H
+#define EB_GPU_FLOOR_H
+
+/* iters round trips into rtt_ns. 0 or a negative status after one line. */
+int eb_floor_measure(int gpu, int iters, double timeout_s, double *rtt_ns);
+
+#endif

@@ -1,0 +1,500 @@
+/* The CPU proxy: one thread per rank turns queued commands into chunked fi_writedata, publishes
+ * completions for eb_quiet, and applies incoming signals once their payload has landed. */
+#define _GNU_SOURCE /* pthread names */
+#include "efabench/proxy.h"
+#include "efabench/gpuq.h"
+#include "efabench/mem.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NRECV 64 /* signal records a target can hold before its proxy reads them */
+
+/* A signal on the wire: apply op(value) to word sig once `need` chunks from src arrived. */
+struct sigrec {
+	uint64_t need, value;
+	uint32_t sig, op, src, pad;
+};
+
+/* A command consumed from the queue, kept until it is complete. */
+struct slot {
+	struct eb_pcmd c;
+	int group; /* the transfers moving it, -1 when it has none */
+	int done;
+};
+
+struct eb_proxy {
+	struct eb_engine *e;
+	struct eb_proxy_bufs b;
+	struct eb_proxy_opts o;
+	struct eb_gpuq q;
+	struct eb_mem words; /* signal words, then the refused-producer word */
+	_Atomic uint64_t *sig;
+	struct slot *ring; /* consumed commands: [head, start) started, [start, tail) not */
+	uint64_t cap, head, start, tail; /* positions since open; slot = position % cap */
+	struct eb_xfer *x;		 /* [active][nchan] */
+	int *nx;			 /* transfers armed per group */
+	int *free_groups, nfree;
+	struct sigrec *out; /* [active] records of signals being sent */
+	struct eb_mr out_mr;
+	struct sigrec *in; /* [NRECV] receive buffers */
+	struct eb_req in_req[NRECV];
+	int repost[NRECV], nrepost;
+	struct eb_mr in_mr;
+	struct sigrec *pend; /* received, waiting for their payload */
+	int npend, pcap;
+	uint64_t *planned, *base; /* [ranks]: chunks written to / counted from each since start */
+	uint64_t completed;
+	uint64_t last_move; /* when anything last happened, for the deadline */
+	pthread_t th;
+	_Atomic int stop;
+	int running, status;
+};
+
+static struct slot *at(struct eb_proxy *p, uint64_t pos)
+{
+	return &p->ring[pos % p->cap];
+}
+
+static uint64_t arrived(struct eb_proxy *p, int src)
+{
+	uint64_t n = 0;
+	int c;
+
+	for (c = 0; c < p->e->nchan; c++)
+		n += eb_imm_count(p->e, src, c);
+	return n;
+}
+
+/* A signal record landed: keep it until its payload is here, and receive the next. */
+static void got_signal(struct eb_req *r)
+{
+	struct eb_proxy *p = r->owner;
+	int i = (int)(r - p->in_req);
+
+	if (r->status == EB_OK) {
+		if (p->npend == p->pcap) {
+			int cap = p->pcap ? 2 * p->pcap : 64;
+			struct sigrec *grown = realloc(p->pend, sizeof(*grown) * (size_t)cap);
+
+			if (grown == NULL) {
+				eb_err("proxy: out of memory for incoming signals");
+				p->status = EB_ENOMEM;
+				return;
+			}
+			p->pend = grown;
+			p->pcap = cap;
+		}
+		p->pend[p->npend++] = p->in[i];
+	}
+	p->repost[p->nrepost++] = i;
+}
+
+static int post_receives(struct eb_proxy *p)
+{
+	while (p->nrepost > 0) {
+		int i = p->repost[p->nrepost - 1];
+		int rc = eb_post_recv(p->e, &p->in_req[i], 0, -1, &p->in[i], sizeof(p->in[i]),
+				      p->in_mr.desc);
+
+		if (rc == EB_AGAIN)
+			return EB_OK;
+		if (rc != EB_OK)
+			return rc;
+		p->nrepost--;
+	}
+	return EB_OK;
+}
+
+static void apply_signals(struct eb_proxy *p)
+{
+	int i = 0;
+
+	while (i < p->npend) {
+		struct sigrec *s = &p->pend[i];
+
+		if (arrived(p, (int)s->src) - p->base[s->src] < s->need) {
+			i++;
+			continue;
+		}
+		if (s->op == EB_SIGNAL_ADD)
+			atomic_fetch_add_explicit(&p->sig[s->sig], s->value, memory_order_release);
+		else
+			atomic_store_explicit(&p->sig[s->sig], s->value, memory_order_release);
+		memmove(s, s + 1, sizeof(*s) * (size_t)(p->npend - i - 1));
+		p->npend--;
+		p->last_move = eb_now_ns();
+	}
+}
+
+static void refuse(struct eb_proxy *p, const struct eb_pcmd *c, const char *what)
+{
+	eb_err("proxy: refused %s to rank %u (%llu bytes at offset %llu from %llu; buffers of %zu "
+	       "and %zu bytes, %d ranks, %u signals)",
+	       what, c->peer, (unsigned long long)c->bytes, (unsigned long long)c->dst_off,
+	       (unsigned long long)c->src_off, p->b.dst_len, p->b.src_len, p->e->size,
+	       p->o.nsignals);
+	eb_q_flag_error(p->q.host.error, EB_Q_ERR_RANGE);
+}
+
+/* Start the command at `start` if it may start: puts and signals need free transfers, a
+ * fence waits for everything before it. 1 when started, 0 when it must wait, < 0 on error. */
+static int start_one(struct eb_proxy *p)
+{
+	struct slot *s = at(p, p->start);
+	struct eb_pcmd *c = &s->c;
+	int nch = p->e->nchan, g, ch, rc;
+	struct eb_xfer *xs;
+
+	s->group = -1;
+	if (c->op != EB_PCMD_PUT && c->op != EB_PCMD_SIGNAL) {
+		if (c->op != EB_PCMD_FENCE)
+			refuse(p, c, "an unknown command");
+		if (p->head != p->start)
+			return 0;
+		s->done = 1;
+		return 1;
+	}
+	if (c->peer >= (unsigned)p->e->size ||
+	    (c->op == EB_PCMD_PUT &&
+	     (c->dst_off > p->b.dst_len || c->bytes > p->b.dst_len - c->dst_off ||
+	      c->src_off > p->b.src_len || c->bytes > p->b.src_len - c->src_off)) ||
+	    (c->op == EB_PCMD_SIGNAL && c->sig >= p->o.nsignals)) {
+		refuse(p, c, c->op == EB_PCMD_PUT ? "a put" : "a signal");
+		s->done = 1;
+		return 1;
+	}
+	if (p->nfree == 0)
+		return 0;
+	g = p->free_groups[--p->nfree];
+	s->group = g;
+	xs = &p->x[(size_t)g * (size_t)nch];
+	if (c->op == EB_PCMD_SIGNAL) {
+		p->out[g] = (struct sigrec){.need = p->planned[c->peer],
+					    .value = c->value,
+					    .sig = c->sig,
+					    .op = c->sig_op,
+					    .src = (uint32_t)p->e->rank};
+		eb_xfer_send(&xs[0], 0, (int)c->peer, &p->out[g], sizeof(p->out[g]),
+			     sizeof(p->out[g]), p->out_mr.desc);
+		p->nx[g] = 1;
+	} else {
+		p->nx[g] = eb_layout_write(
+		    p->o.layout, xs, nch, p->e->rank, (int)c->peer, p->b.src + c->src_off, c->bytes,
+		    p->o.chunk, p->b.src_mrs, &p->b.dst_keys[(size_t)c->peer * (size_t)nch],
+		    c->dst_off, EB_IMM(p->e->rank, 0));
+		for (ch = 0; ch < nch; ch++)
+			p->planned[c->peer] += eb_layout_chunks(
+			    p->o.layout, nch, p->e->rank, (int)c->peer, c->bytes, p->o.chunk, ch);
+	}
+	for (ch = 0; ch < p->nx[g]; ch++) {
+		rc = eb_xfer_step(&xs[ch]);
+		if (rc != EB_OK)
+			return rc;
+	}
+	return 1;
+}
+
+/* Step every started command's transfers; free the transfers of finished ones. */
+static int step_started(struct eb_proxy *p, int *moved)
+{
+	uint64_t pos;
+	int k, rc;
+
+	for (pos = p->head; pos < p->start; pos++) {
+		struct slot *s = at(p, pos);
+		struct eb_xfer *xs;
+		int done = 1;
+
+		if (s->done || s->group < 0)
+			continue;
+		xs = &p->x[(size_t)s->group * (size_t)p->e->nchan];
+		for (k = 0; k < p->nx[s->group]; k++) {
+			rc = eb_xfer_step(&xs[k]);
+			if (rc != EB_OK)
+				return rc;
+			done &= eb_xfer_done(&xs[k]);
+		}
+		if (done) {
+			s->done = 1;
+			p->free_groups[p->nfree++] = s->group;
+			s->group = -1;
+			*moved = 1;
+		}
+	}
+	return EB_OK;
+}
+
+/* Where the oldest unfinished command goes, for a deadline message. */
+static void report_stall(struct eb_proxy *p)
+{
+	uint64_t pos;
+
+	for (pos = p->head; pos < p->start; pos++)
+		if (!at(p, pos)->done) {
+			eb_err("proxy: a %s to rank %u made no progress for %.1f s (%llu commands "
+			       "started, %llu waiting)",
+			       at(p, pos)->c.op == EB_PCMD_SIGNAL ? "signal" : "put",
+			       at(p, pos)->c.peer, p->o.timeout_s,
+			       (unsigned long long)(p->start - p->head),
+			       (unsigned long long)(p->tail - p->start));
+			return;
+		}
+	if (p->npend > 0)
+		eb_err(
+		    "proxy: a signal from rank %u waited %.1f s for its payload (%llu of %llu "
+		    "chunks arrived)",
+		    p->pend[0].src, p->o.timeout_s,
+		    (unsigned long long)(arrived(p, (int)p->pend[0].src) - p->base[p->pend[0].src]),
+		    (unsigned long long)p->pend[0].need);
+}
+
+static int loop(struct eb_proxy *p)
+{
+	struct eb_q_cmd cmd[64];
+	unsigned idle = 0;
+	int i, n, rc, moved;
+
+	p->last_move = eb_now_ns();
+	for (;;) {
+		moved = 0;
+		/* Take commands while the ring has room: a full ring holds producers back. */
+		n = p->cap - (p->tail - p->head) < 64 ? (int)(p->cap - (p->tail - p->head)) : 64;
+		n = n > 0 ? eb_gpuq_poll(&p->q, cmd, n) : 0;
+		for (i = 0; i < n; i++) {
+			struct slot *s = at(p, p->tail++);
+
+			eb_pcmd_decode(cmd[i].lo, cmd[i].hi, &s->c);
+			s->done = 0;
+			s->group = -1;
+		}
+		moved |= n > 0;
+		while (p->start < p->tail && (rc = start_one(p)) != 0) {
+			if (rc < 0)
+				return rc;
+			p->start++;
+			moved = 1;
+		}
+		rc = step_started(p, &moved);
+		if (rc == EB_OK)
+			rc = post_receives(p);
+		if (rc != EB_OK)
+			return rc;
+		rc = eb_progress(p->e);
+		if (rc < 0)
+			return rc; /* the engine said what failed */
+		moved |= rc > 0;
+		if (p->status != EB_OK)
+			return p->status;
+		apply_signals(p);
+		while (p->head < p->start && at(p, p->head)->done)
+			p->head++;
+		if (p->head != p->completed) {
+			p->completed = p->head;
+			eb_gpuq_complete(&p->q, p->completed);
+		}
+		if (moved) {
+			p->last_move = eb_now_ns();
+			idle = 0;
+			continue;
+		}
+		if (atomic_load_explicit(&p->stop, memory_order_acquire) && p->head == p->tail &&
+		    p->npend == 0)
+			return EB_OK;
+		if ((p->head != p->tail || p->npend > 0) &&
+		    eb_now_ns() - p->last_move > (uint64_t)(p->o.timeout_s * 1e9)) {
+			report_stall(p);
+			return EB_ETIMEDOUT;
+		}
+		if (++idle > 64 && p->e->yield)
+			sched_yield(); /* oversubscribed: let the rank we wait for have the core */
+	}
+}
+
+static void *run(void *arg)
+{
+	struct eb_proxy *p = arg;
+
+	p->status = loop(p);
+	if (p->status != EB_OK) {
+		/* Producers waiting for room or in a quiet give up at once. */
+		eb_q_flag_error(p->q.host.error, EB_Q_ERR_PROXY);
+		eb_gpuq_close(&p->q);
+	}
+	return NULL;
+}
+
+void eb_proxy_layout(struct eb_proxy *p, enum eb_layout l)
+{
+	p->o.layout = l;
+}
+
+int eb_proxy_start(struct eb_proxy *p)
+{
+	int r;
+
+	for (r = 0; r < p->e->size; r++) {
+		p->base[r] = arrived(p, r);
+		p->planned[r] = 0;
+	}
+	p->status = EB_OK;
+	atomic_store(&p->stop, 0);
+	if (pthread_create(&p->th, NULL, run, p) != 0) {
+		eb_err("cannot start the proxy thread");
+		return EB_ESYS;
+	}
+	pthread_setname_np(p->th, "efabench-proxy");
+	p->running = 1;
+	return EB_OK;
+}
+
+int eb_proxy_stop(struct eb_proxy *p)
+{
+	if (!p->running)
+		return p->status;
+	atomic_store_explicit(&p->stop, 1, memory_order_release);
+	pthread_join(p->th, NULL);
+	p->running = 0;
+	return p->status;
+}
+
+void eb_proxy_abort(struct eb_proxy *p)
+{
+	if (p->q.host.consumed != NULL)
+		eb_gpuq_close(&p->q);
+}
+
+struct eb_proxy_dev eb_proxy_dev(const struct eb_proxy *p)
+{
+	struct eb_proxy_dev d = {.q = p->q.dev,
+				 .nsignals = p->o.nsignals,
+				 .npeers = (uint32_t)p->e->size,
+				 .src_len = p->b.src_len,
+				 .dst_len = p->b.dst_len};
+	char *words = p->words.dev_ptr != NULL ? p->words.dev_ptr : p->words.ptr;
+
+	d.signals = (void *)words;
+	d.refused = (void *)(words + sizeof(uint64_t) * p->o.nsignals);
+	return d;
+}
+
+uint64_t *eb_proxy_signals(struct eb_proxy *p)
+{
+	return (uint64_t *)p->sig;
+}
+
+uint32_t eb_proxy_errors(const struct eb_proxy *p)
+{
+	return eb_gpuq_errors(&p->q);
+}
+
+uint64_t eb_proxy_refused(const struct eb_proxy *p)
+{
+	return atomic_load(
+	    (_Atomic uint64_t *)((char *)p->words.ptr + sizeof(uint64_t) * p->o.nsignals));
+}
+
+uint64_t eb_proxy_completed(const struct eb_proxy *p)
+{
+	return p->completed;
+}
+
+void eb_proxy_close(struct eb_proxy *p)
+{
+	int g;
+
+	if (p == NULL)
+		return;
+	eb_proxy_abort(p);
+	eb_proxy_stop(p);
+	for (g = 0; p->x != NULL && g < p->o.active * p->e->nchan; g++)
+		eb_xfer_fini(&p->x[g]);
+	eb_mr_dereg(&p->out_mr);
+	eb_mr_dereg(&p->in_mr);
+	eb_gpuq_destroy(&p->q);
+	eb_mem_free(&p->words);
+	free(p->x);
+	free(p->nx);
+	free(p->free_groups);
+	free(p->out);
+	free(p->in);
+	free(p->pend);
+	free(p->planned);
+	free(p->base);
+	free(p->ring);
+	free(p);
+}
+
+static int alloc_tables(struct eb_proxy *p)
+{
+	int nch = p->e->nchan, a = p->o.active, g, rc = EB_OK;
+
+	p->cap = 1ull << p->o.log2n;
+	p->ring = calloc(p->cap, sizeof(*p->ring));
+	p->x = calloc((size_t)a * (size_t)nch, sizeof(*p->x));
+	p->nx = calloc((size_t)a, sizeof(*p->nx));
+	p->free_groups = calloc((size_t)a, sizeof(*p->free_groups));
+	p->out = calloc((size_t)a, sizeof(*p->out));
+	p->in = calloc(NRECV, sizeof(*p->in));
+	p->planned = calloc((size_t)p->e->size, sizeof(*p->planned));
+	p->base = calloc((size_t)p->e->size, sizeof(*p->base));
+	if (p->ring == NULL || p->x == NULL || p->nx == NULL || p->free_groups == NULL ||
+	    p->out == NULL || p->in == NULL || p->planned == NULL || p->base == NULL) {
+		eb_err("out of memory for the proxy's tables");
+		return EB_ENOMEM;
+	}
+	for (g = 0; g < a * nch && rc == EB_OK; g++)
+		rc = eb_xfer_init(&p->x[g], p->e, p->o.window);
+	for (g = 0; g < a; g++)
+		p->free_groups[p->nfree++] = a - 1 - g;
+	return rc;
+}
+
+int eb_proxy_open(struct eb_proxy **out, struct eb_engine *e, const struct eb_proxy_bufs *b,
+		  const struct eb_proxy_opts *o)
+{
+	struct eb_proxy *p = calloc(1, sizeof(*p));
+	size_t words = sizeof(uint64_t) * ((size_t)o->nsignals + 1);
+	int i, rc;
+
+	if (p == NULL)
+		return EB_ENOMEM;
+	p->e = e;
+	p->b = *b;
+	p->o = *o;
+	p->words.dmabuf_fd = -1;
+	rc = alloc_tables(p);
+	if (rc == EB_OK)
+		rc = eb_gpuq_create(&p->q, o->gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU, EB_GPUQ_PINNED,
+				    o->log2n, o->batch, (uint64_t)(o->timeout_s * 1e9));
+	/* GPU producers read the signal words over PCIe: pinned and mapped. */
+	if (rc == EB_OK)
+		rc = eb_mem_alloc(&p->words, o->gpu ? EB_MEM_PINNED : EB_MEM_HOST, words,
+				  "the signal words");
+	if (rc == EB_OK) {
+		p->sig = (_Atomic uint64_t *)p->words.ptr;
+		rc = eb_mr_reg(&e->chan[0], p->out, sizeof(*p->out) * (size_t)o->active, FI_SEND,
+			       &p->out_mr);
+	}
+	if (rc == EB_OK)
+		rc = eb_mr_reg(&e->chan[0], p->in, sizeof(*p->in) * NRECV, FI_RECV, &p->in_mr);
+	for (i = 0; i < NRECV; i++) {
+		p->in_req[i].cb = got_signal;
+		p->in_req[i].owner = p;
+		p->repost[p->nrepost++] = i;
+	}
+	if (rc == EB_OK)
+		rc = post_receives(p);
+	if (rc != EB_OK) {
+		eb_proxy_close(p);
+		return rc;
+	}
+	*out = p;
+	return EB_OK;
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# proxy.sh MODE: efabench proxy (puts through the CPU proxy) end to end, every byte checked.
+#   cpu     CPU producers on shm and tcp, 1 and 3 channels, bw (blocking and NBI, signals),
+#           lat and rate modes (what CI runs)
+#   refuse  bad choices end in one line and exit 2 before any rank starts
+#   badput  a put aimed past the buffer is refused, naming the producer (exit 1)
+#   kill    the target dies mid-run: every rank exits non-zero within the deadline + 5 s,
+#           the initiator's proxy or producers name the lost rank; no process is left
+#   gpu     GPU producers (skipped without a GPU): bw, lat, rate up to every SM, pinned memory,
+#           and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
+. "$(dirname "$0")/lib.sh"
+mode=$1
+gpus=0
+command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+
+# run WANT_VARIANTS ARGS...: a verified run; the JSON has every variant, every record 0 wrong.
+run() {
+	local want=$1
+	shift
+	timeout 300 "$EFABENCH" proxy --np 2 -w 1 --timeout 30 --json "$WORK/out.json" "$@" \
+		>"$WORK/out" 2>"$WORK/err"
+	local rc=$?
+	cat "$WORK/out"
+	cat "$WORK/err" >&2
+	[ $rc -eq 0 ] || fail "efabench proxy $* exited $rc"
+	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
+	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[2].split(",")
+res = d["results"]
+assert sorted({r["variant"] for r in res}) == sorted(want), {r["variant"] for r in res}
+for r in res:
+    assert r["wrong"] == 0 and r["gbps"] > 0, r
+    if r["variant"].startswith("Proxy"):
+        assert r["ratio"] > 0 and r["ratio_to"] in want, r
+PY
+}
+
+case "$mode" in
+cpu)
+	for prov in shm tcp; do
+		run Single,ProxySingle,ProxySingleNBI,Multi,ProxyMulti,ProxyMultiNBI \
+			--producers-on cpu --provider "$prov" -b 1000 -e 1M -f 32 -n 4 --chunk 64K --check
+		run Single,ProxySingle,ProxySingleNBI,Multi,ProxyMulti,ProxyMultiNBI \
+			--producers-on cpu --provider "$prov" --channels 3 -b 1000 -e 1M -f 32 -n 4 \
+			--chunk 64K --window 2
+	done
+	run CPUWrite,ProxyPut --producers-on cpu --provider shm --mode lat -b 8 -e 4K -f 8 -n 200
+	grep -q "GPU<->CPU floor" "$WORK/out" || fail "latency mode without the floor"
+	run CPURate,Proxy1t,Proxy3t --producers-on cpu --provider shm --mode rate --producers 1,3 \
+		-b 4K -e 4K -n 3000 --check
+	;;
+refuse)
+	for args in "--producers-on cpu --mem device --staged" "--producers-on cpu --mode rate --producers 0" \
+		"--producers-on cpu --mode rate --producers 1b" "--mode fast" "--active 0"; do
+		# shellcheck disable=SC2086
+		timeout 60 "$EFABENCH" proxy --np 2 $args -v >"$WORK/out" 2>"$WORK/err"
+		rc=$?
+		[ $rc -eq 2 ] || fail "'proxy $args' exited $rc, want 2: $(cat "$WORK/err")"
+		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'proxy $args': not one line: $(cat "$WORK/err")"
+		echo "ok: proxy $args -> $(cat "$WORK/err")"
+	done
+	if [ "$gpus" -eq 0 ]; then
+		timeout 60 "$EFABENCH" proxy --np 2 -v >"$WORK/out" 2>"$WORK/err"
+		rc=$?
+		[ $rc -eq 2 ] || fail "GPU producers without a GPU exited $rc, want 2"
+		grep -q "needs a GPU\|build with CUDA" "$WORK/err" || fail "no reason: $(cat "$WORK/err")"
+		! grep -q "is pid" "$WORK/err" || fail "ranks started"
+		echo "ok: proxy (GPU producers, no GPU) -> $(cat "$WORK/err")"
+	fi
+	;;
+badput)
+	timeout 60 "$EFABENCH" proxy --np 2 --producers-on cpu --provider shm -b 64K -e 64K -n 3 \
+		--timeout 5 --bad-put >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/err" >&2
+	[ $rc -eq 1 ] || fail "exit $rc, want 1"
+	grep -q "rank 0\]: error: .*outside the buffers was refused, from producer 0" "$WORK/err" ||
+		fail "the refusal does not name the producer"
+	;;
+kill)
+	timeout=5
+	"$EFABENCH" proxy --np 2 --producers-on cpu --provider shm -b 1M -e 1M -n 1000000 -w 1 \
+		--timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
+	job=$!
+	pid=
+	for _ in $(seq 100); do
+		pid=$(sed -n "s/^efabench: rank 1 is pid \([0-9]*\)$/\1/p" "$WORK/err")
+		[ -n "$pid" ] && grep -q '^|--' "$WORK/out" && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || { kill -9 $job; fail "rank 1 never started"; }
+	sleep 1
+	start=$(date +%s.%N)
+	kill -9 "$pid"
+	for _ in $(seq $(((timeout + 5) * 10))); do
+		kill -0 $job 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $job 2>/dev/null; then
+		pkill -9 -P $job
+		kill -9 $job
+		fail "job still running $((timeout + 5)) s after the target was killed"
+	fi
+	wait $job
+	rc=$?
+	took=$(echo "$(date +%s.%N) - $start" | bc)
+	cat "$WORK/err" >&2
+	[ $rc -ne 0 ] || fail "job exited 0 after losing its target"
+	grep -q "rank 0\]: error: .*\(lost rank 1\|rank 1\)" "$WORK/err" || fail "rank 0 did not name rank 1"
+	pgrep -f "efabench proxy --np 2 --producers-on cpu --provider shm -b 1M" >/dev/null &&
+		fail "a rank survived"
+	echo "all ranks exited in $took s"
+	;;
+gpu)
+	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
+	"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
+	run Single,ProxySingle,ProxySingleNBI,Multi,ProxyMulti,ProxyMultiNBI --provider shm \
+		--mem pinned --channels 2 -b 1000 -e 4M -f 64 -n 5 --check
+	run CPUWrite,ProxyPut --provider shm --mode lat -b 8 -e 64K -f 8 -n 500
+	run CPURate,Proxy1b,Proxy16b,ProxyAllSMs --provider shm --mode rate -b 4K -e 4K -n 20000
+	run CPURate,Proxy4b,ProxyAllSMs --provider tcp --mode rate --producers 4b,all -b 1000 -e 1000 \
+		-n 5000 --check
+	if [ -n "${EB_CUDA_LIBFABRIC:-}" ]; then
+		export LD_LIBRARY_PATH=$EB_CUDA_LIBFABRIC${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		run SingleDMA,ProxySingle,ProxySingleNBI,MultiDMA,ProxyMulti,ProxyMultiNBI \
+			--provider shm --mem device --channels 2 -b 1000 -e 64M -f 256 -n 4 --check
+	fi
+	;;
+*) fail "unknown mode $mode" ;;
+esac
+echo "PASS"
