@@ -40,7 +40,7 @@ static int rank_main(struct eb_boot *b, void *arg)
 {
 	size_t bytes = *(size_t *)arg, words = bytes / 8;
 	struct eb_fabric_opts fo = {.timeout_s = 30};
-	struct eb_proxy_opts po = {EB_LAYOUT_SINGLE, 1 << 20, 4, 8, 10, 64, 1, 1, 30};
+	struct eb_proxy_opts po = {EB_LAYOUT_SINGLE, 1 << 20, 4, 8, 10, 64, 1, 1, 30, 0};
 	struct eb_mem src, dst;
 	struct eb_mr src_mr[64], dst_mr[64];
 	struct eb_rkey *keys = (struct eb_rkey *)calloc(64 * (size_t)b->size, sizeof(*keys));

@@ -235,7 +235,7 @@ EB_Q_FN uint64_t eb_q_push(const struct eb_gpuq_dev *q, uint64_t lo, uint64_t hi
 EB_Q_FN int eb_q_quiet(const struct eb_gpuq_dev *q, uint64_t pos)
 {
 	uint64_t start = eb_q_now_ns();
-	unsigned nap = 32;
+	unsigned nap = 32, polls = 0;
 
 	while (eb_q_load_sys(q->completed) <= pos) {
 		if (eb_q_load_sys(q->consumed) == EB_Q_CLOSED)
@@ -244,6 +244,10 @@ EB_Q_FN int eb_q_quiet(const struct eb_gpuq_dev *q, uint64_t pos)
 			eb_q_flag_error(q->error, EB_Q_ERR_QUIET);
 			return -1;
 		}
+		/* A put's round trip is a few microseconds: poll back to back at first (each poll
+		 * is itself a PCIe read), back off only for long waits. */
+		if (++polls < 64)
+			continue;
 		eb_q_backoff(nap);
 		nap = nap < 1024 ? nap * 2 : 1024;
 	}

@@ -34,6 +34,9 @@ struct eb_proxy_opts {
 	uint32_t nsignals;     /* this rank's signal words */
 	int gpu;	       /* producers are GPU threads (queue and signals mapped for it) */
 	double timeout_s;      /* no progress for this long: the proxy fails, producers give up */
+	int cuda_device;       /* made current in the proxy thread (-1: none): GPU memory moved
+				* by the provider needs a CUDA context in the thread that drives
+				* it (shm's CUDA IPC fell back to host bounce buffers without) */
 };
 
 /* The buffers puts read from and write to. The source is registered (local access) on every

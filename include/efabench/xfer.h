@@ -33,6 +33,10 @@ struct eb_xfer {
 	size_t staged, copied;	/* chunks whose copy started; completed (a prefix) */
 	unsigned char *arrived; /* receives: chunks that landed, by index */
 	size_t arrived_cap;
+	/* Optional: called (inside progress) when the last chunk of an unstaged transfer
+	 * completes, so owners of many transfers need not poll each. */
+	void (*on_done)(struct eb_xfer *x);
+	void *owner;
 };
 
 /* chunk > 0, window > 0. Returns EB_OK or EB_ENOMEM (printed). */

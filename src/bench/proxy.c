@@ -83,7 +83,8 @@ static int proxy_setup(struct eb_ctx *c)
 				    .batch = (uint32_t)po->batch,
 				    .nsignals = 1,
 				    .gpu = !po->on_cpu,
-				    .timeout_s = c->o->fab.timeout_s};
+				    .timeout_s = c->o->fab.timeout_s,
+				    .cuda_device = c->gpu};
 	struct eb_proxy_bufs pb = {0};
 	int32_t sms = 0, *all = NULL;
 	int i, rc;

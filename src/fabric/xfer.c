@@ -16,6 +16,8 @@ static void chunk_done(struct eb_req *r)
 	if (r->status != EB_OK && x->status == EB_OK)
 		x->status = r->status;
 	x->free_slots[x->nfree++] = (int)(r - x->reqs);
+	if (x->on_done != NULL && x->stage == NULL && x->completed == x->nchunks)
+		x->on_done(x);
 }
 
 int eb_xfer_init(struct eb_xfer *x, struct eb_engine *e, int window)
@@ -23,7 +25,7 @@ int eb_xfer_init(struct eb_xfer *x, struct eb_engine *e, int window)
 	int i;
 
 	memset(x, 0, sizeof(*x));
-	x->e = e;
+	x->e = e; /* on_done and owner are the caller's to set after init */
 	x->window = window;
 	x->reqs = calloc((size_t)window, sizeof(*x->reqs));
 	x->free_slots = calloc((size_t)window, sizeof(*x->free_slots));

@@ -40,8 +40,12 @@ struct eb_proxy {
 	uint64_t cap, head, start, tail; /* positions since open; slot = position % cap */
 	struct eb_xfer *x;		 /* [active][nchan] */
 	int *nx;			 /* transfers armed per group */
+	int *left;			 /* of those, not finished */
+	uint64_t *owner;		 /* the position of the command a group moves */
 	int *free_groups, nfree;
-	struct sigrec *out; /* [active] records of signals being sent */
+	int *posting, nposting; /* groups with chunks not yet posted (window full, queue full) */
+	int moved;		/* a transfer finished during progress */
+	struct sigrec *out;	/* [active] records of signals being sent */
 	struct eb_mr out_mr;
 	struct sigrec *in; /* [NRECV] receive buffers */
 	struct eb_req in_req[NRECV];
@@ -143,13 +147,33 @@ static void refuse(struct eb_proxy *p, const struct eb_pcmd *c, const char *what
 	eb_q_flag_error(p->q.host.error, EB_Q_ERR_RANGE);
 }
 
+/* A group's command is complete: the slot is done, the group free again. */
+static void release(struct eb_proxy *p, int g)
+{
+	at(p, p->owner[g])->done = 1;
+	at(p, p->owner[g])->group = -1;
+	p->free_groups[p->nfree++] = g;
+	p->moved = 1;
+}
+
+static void xfer_done(struct eb_xfer *x)
+{
+	struct eb_proxy *p = x->owner;
+	int g = (int)((x - p->x) / p->e->nchan);
+
+	if (x->status != EB_OK && p->status == EB_OK)
+		p->status = x->status; /* the engine printed what failed */
+	if (--p->left[g] == 0)
+		release(p, g);
+}
+
 /* Start the command at `start` if it may start: puts and signals need free transfers, a
  * fence waits for everything before it. 1 when started, 0 when it must wait, < 0 on error. */
 static int start_one(struct eb_proxy *p)
 {
 	struct slot *s = at(p, p->start);
 	struct eb_pcmd *c = &s->c;
-	int nch = p->e->nchan, g, ch, rc;
+	int nch = p->e->nchan, g, ch;
 	struct eb_xfer *xs;
 
 	s->group = -1;
@@ -174,6 +198,7 @@ static int start_one(struct eb_proxy *p)
 		return 0;
 	g = p->free_groups[--p->nfree];
 	s->group = g;
+	p->owner[g] = p->start;
 	xs = &p->x[(size_t)g * (size_t)nch];
 	if (c->op == EB_PCMD_SIGNAL) {
 		p->out[g] = (struct sigrec){.need = p->planned[c->peer],
@@ -193,41 +218,35 @@ static int start_one(struct eb_proxy *p)
 			p->planned[c->peer] += eb_layout_chunks(
 			    p->o.layout, nch, p->e->rank, (int)c->peer, c->bytes, p->o.chunk, ch);
 	}
-	for (ch = 0; ch < p->nx[g]; ch++) {
-		rc = eb_xfer_step(&xs[ch]);
-		if (rc != EB_OK)
-			return rc;
+	p->left[g] = p->nx[g];
+	if (p->nx[g] == 0) { /* an empty put across channels: nothing to move */
+		release(p, g);
+		return 1;
 	}
+	p->posting[p->nposting++] = g;
 	return 1;
 }
 
-/* Step every started command's transfers; free the transfers of finished ones. */
-static int step_started(struct eb_proxy *p, int *moved)
+/* Post what the windows allow for groups with chunks left to post, in the order they
+ * started; finished groups leave through their transfers' on_done. */
+static int post_pending(struct eb_proxy *p)
 {
-	uint64_t pos;
-	int k, rc;
+	int i, k, rc, keep = 0;
 
-	for (pos = p->head; pos < p->start; pos++) {
-		struct slot *s = at(p, pos);
-		struct eb_xfer *xs;
-		int done = 1;
+	for (i = 0; i < p->nposting; i++) {
+		int g = p->posting[i], all = 1;
+		struct eb_xfer *xs = &p->x[(size_t)g * (size_t)p->e->nchan];
 
-		if (s->done || s->group < 0)
-			continue;
-		xs = &p->x[(size_t)s->group * (size_t)p->e->nchan];
-		for (k = 0; k < p->nx[s->group]; k++) {
+		for (k = 0; k < p->nx[g]; k++) {
 			rc = eb_xfer_step(&xs[k]);
 			if (rc != EB_OK)
 				return rc;
-			done &= eb_xfer_done(&xs[k]);
+			all &= xs[k].posted == xs[k].nchunks;
 		}
-		if (done) {
-			s->done = 1;
-			p->free_groups[p->nfree++] = s->group;
-			s->group = -1;
-			*moved = 1;
-		}
+		if (!all)
+			p->posting[keep++] = g;
 	}
+	p->nposting = keep;
 	return EB_OK;
 }
 
@@ -281,15 +300,16 @@ static int loop(struct eb_proxy *p)
 			p->start++;
 			moved = 1;
 		}
-		rc = step_started(p, &moved);
+		rc = post_pending(p);
 		if (rc == EB_OK)
 			rc = post_receives(p);
 		if (rc != EB_OK)
 			return rc;
+		p->moved = 0;
 		rc = eb_progress(p->e);
 		if (rc < 0)
 			return rc; /* the engine said what failed */
-		moved |= rc > 0;
+		moved |= rc > 0 || p->moved;
 		if (p->status != EB_OK)
 			return p->status;
 		apply_signals(p);
@@ -321,7 +341,9 @@ static void *run(void *arg)
 {
 	struct eb_proxy *p = arg;
 
-	p->status = loop(p);
+	p->status = p->o.cuda_device >= 0 ? eb_mem_use_gpu(p->o.cuda_device) : EB_OK;
+	if (p->status == EB_OK)
+		p->status = loop(p);
 	if (p->status != EB_OK) {
 		/* Producers waiting for room or in a quiet give up at once. */
 		eb_q_flag_error(p->q.host.error, EB_Q_ERR_PROXY);
@@ -421,6 +443,9 @@ void eb_proxy_close(struct eb_proxy *p)
 	eb_mem_free(&p->words);
 	free(p->x);
 	free(p->nx);
+	free(p->left);
+	free(p->owner);
+	free(p->posting);
 	free(p->free_groups);
 	free(p->out);
 	free(p->in);
@@ -439,18 +464,25 @@ static int alloc_tables(struct eb_proxy *p)
 	p->ring = calloc(p->cap, sizeof(*p->ring));
 	p->x = calloc((size_t)a * (size_t)nch, sizeof(*p->x));
 	p->nx = calloc((size_t)a, sizeof(*p->nx));
+	p->left = calloc((size_t)a, sizeof(*p->left));
+	p->owner = calloc((size_t)a, sizeof(*p->owner));
+	p->posting = calloc((size_t)a, sizeof(*p->posting));
 	p->free_groups = calloc((size_t)a, sizeof(*p->free_groups));
 	p->out = calloc((size_t)a, sizeof(*p->out));
 	p->in = calloc(NRECV, sizeof(*p->in));
 	p->planned = calloc((size_t)p->e->size, sizeof(*p->planned));
 	p->base = calloc((size_t)p->e->size, sizeof(*p->base));
-	if (p->ring == NULL || p->x == NULL || p->nx == NULL || p->free_groups == NULL ||
-	    p->out == NULL || p->in == NULL || p->planned == NULL || p->base == NULL) {
+	if (p->ring == NULL || p->x == NULL || p->nx == NULL || p->left == NULL ||
+	    p->owner == NULL || p->posting == NULL || p->free_groups == NULL || p->out == NULL ||
+	    p->in == NULL || p->planned == NULL || p->base == NULL) {
 		eb_err("out of memory for the proxy's tables");
 		return EB_ENOMEM;
 	}
-	for (g = 0; g < a * nch && rc == EB_OK; g++)
+	for (g = 0; g < a * nch && rc == EB_OK; g++) {
 		rc = eb_xfer_init(&p->x[g], p->e, p->o.window);
+		p->x[g].on_done = xfer_done;
+		p->x[g].owner = p;
+	}
 	for (g = 0; g < a; g++)
 		p->free_groups[p->nfree++] = a - 1 - g;
 	return rc;

@@ -116,7 +116,7 @@ kill)
 gpu)
 	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
 	"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
-	run Single,ProxySingle,ProxySingleNBI,Multi,ProxyMulti,ProxyMultiNBI --provider shm \
+	run SinglePin,ProxySingle,ProxySingleNBI,MultiPin,ProxyMulti,ProxyMultiNBI --provider shm \
 		--mem pinned --channels 2 -b 1000 -e 4M -f 64 -n 5 --check
 	run CPUWrite,ProxyPut --provider shm --mode lat -b 8 -e 64K -f 8 -n 500
 	run CPURate,Proxy1b,Proxy16b,ProxyAllSMs --provider shm --mode rate -b 4K -e 4K -n 20000
