@@ -355,11 +355,11 @@ static int wait_cpu(struct eb_ctx *c, struct pstate *st, struct cpu_producer *p,
 	return rc;
 }
 
+#ifdef EB_HAVE_CUDA
 /* Wait for GPU producers, watching for lost peers: a dead target must end the run, not hang. */
 static int wait_gpu(struct eb_ctx *c, struct pstate *st, const struct eb_pwork *w, long n,
 		    uint64_t *t, int *failed)
 {
-#ifdef EB_HAVE_CUDA
 	uint64_t deadline = eb_deadline(c->o->fab.timeout_s * (double)(n + 2));
 	int rc;
 
@@ -373,10 +373,8 @@ static int wait_gpu(struct eb_ctx *c, struct pstate *st, const struct eb_pwork *
 		sched_yield();
 	}
 	return rc < 0 ? rc : EB_OK;
-#else
-	return EB_ENOTSUP;
-#endif
 }
+#endif
 
 static int produce(struct eb_ctx *c, struct pstate *st, struct eb_pwork *w, int np, long n,
 		   uint64_t *t, int *failed)

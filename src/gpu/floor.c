@@ -62,11 +62,12 @@ static int echo(struct words *w, int iters, double timeout_s)
 
 int eb_floor_measure(int gpu, int iters, double timeout_s, double *rtt_ns)
 {
-	int rc = EB_ESYS, i;
+	int rc = EB_ESYS;
 
 	if (gpu) {
 #ifdef EB_HAVE_CUDA
 		struct words *hw, *dw = NULL;
+		int i;
 		uint64_t *dev_rtt = NULL, *h_rtt;
 
 		hw = eb_qk_alloc_mapped(sizeof(*hw), (void **)&dw);
