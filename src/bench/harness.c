@@ -34,7 +34,7 @@ static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
 static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double *samples,
 		 uint64_t *wrong)
 {
-	uint64_t mine = 0, t0, t1;
+	uint64_t mine = 0, t0 = 0, t1;
 	int64_t total = 0;
 	long i;
 	int rc;
@@ -43,7 +43,8 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	for (i = 0; i < iters;) {
 		/* A bench that times itself (GPU clocks, one launch for many iterations) gets the
 		 * whole phase at once, or one iteration at a time with --check. */
-		long m = b->run != NULL && !c->o->check ? iters : 1;
+		int self = b->run != NULL && (b->iter == NULL || (c->var->tag & EB_SELF_TIMED));
+		long m = self && !c->o->check ? iters : 1;
 
 		if (i == 0 || c->o->check) {
 			if (i > 0 && c->role != EB_ROLE_IDLE)
@@ -55,15 +56,16 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 			rc = eb_boot_barrier(c->e->boot, eb_engine_deadline(c->e));
 			if (rc != EB_OK)
 				return rc;
+			t0 = eb_now_ns();
 		}
-		t0 = eb_now_ns();
-		rc = b->run != NULL ? b->run(c, m, samples != NULL ? samples + i : NULL)
-				    : b->iter(c, i);
+		rc = self ? b->run(c, m, samples != NULL ? samples + i : NULL) : b->iter(c, i);
+		/* One clock read per iteration: it ends this one and starts the next. */
 		t1 = eb_now_ns();
 		if (rc != EB_OK)
 			return rc;
-		if (samples != NULL && b->run == NULL)
+		if (samples != NULL && !self)
 			samples[i] = (double)(t1 - t0) * 1e-9;
+		t0 = t1;
 		if (c->o->corrupt_at >= 0)
 			corrupt(b, c);
 		i += m;

@@ -30,11 +30,14 @@ enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
 /* Which memory a run moves: the variant names follow the seeds' (SinglePin, SingleDMA). */
 enum eb_memsel { EB_SEL_HOST, EB_SEL_PINNED, EB_SEL_DEVICE, EB_SEL_STAGED, EB_NSEL };
 
+/* In a variant's tag: the benchmark's run hook times it, not the harness. */
+#define EB_SELF_TIMED (1 << 30)
+
 struct eb_variant {
 	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
 	enum eb_layout layout;
 	enum eb_flow flow;
-	int tag; /* the benchmark's own: which way this variant runs */
+	int tag; /* the benchmark's own: which way this variant runs (and EB_SELF_TIMED) */
 	int ref; /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
 };
 

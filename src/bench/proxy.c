@@ -48,13 +48,11 @@ struct pstate {
 	struct eb_rkey *rkeys; /* [rank][chan] of every dst */
 	struct eb_proxy *proxy;
 	struct eb_xfer *x; /* [nchan]: CPU-initiated puts */
-	struct eb_req *reqs;
 	int window;
 	uint64_t *expect; /* target: chunks counted per channel so far (CPU variants) */
 	struct eb_imm_wait *waits;
 	int sms0;	    /* rank 0's SMs: how many producers "all" means */
 	double floor_us[2]; /* GPU<->CPU floor round trip, p50 and p99 (latency mode) */
-	long reqs_done;
 };
 
 static const struct popts *own(const struct eb_ctx *c)
@@ -98,12 +96,12 @@ static int proxy_setup(struct eb_ctx *c)
 	st->dst_mr = calloc((size_t)e->nchan, sizeof(*st->dst_mr));
 	st->rkeys = calloc((size_t)e->nchan * (size_t)c->nranks, sizeof(*st->rkeys));
 	st->x = calloc((size_t)e->nchan, sizeof(*st->x));
-	st->reqs = calloc((size_t)st->window, sizeof(*st->reqs));
+
 	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
 	st->waits = calloc((size_t)e->nchan, sizeof(*st->waits));
 	all = calloc((size_t)c->nranks, sizeof(*all));
 	if (st->src_mr == NULL || st->dst_mr == NULL || st->rkeys == NULL || st->x == NULL ||
-	    st->reqs == NULL || st->expect == NULL || st->waits == NULL || all == NULL) {
+	    st->expect == NULL || st->waits == NULL || all == NULL) {
 		free(all);
 		return EB_ENOMEM;
 	}
@@ -171,7 +169,7 @@ static void proxy_teardown(struct eb_ctx *c)
 	free(st->dst_mr);
 	free(st->rkeys);
 	free(st->x);
-	free(st->reqs);
+
 	free(st->expect);
 	free(st->waits);
 	free(st);
@@ -229,48 +227,14 @@ static int cpu_put(struct eb_ctx *c, struct pstate *st)
 	return eb_xfer_wait(xs, n, eb_engine_deadline(c->e));
 }
 
-static void rate_done(struct eb_req *r)
-{
-	((struct pstate *)r->owner)->reqs_done++;
-}
-
 /* n single-chunk writes with a window of them in flight, the way small messages go fastest. */
 static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
 {
 	struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)c->e->nchan];
-	uint64_t deadline = eb_engine_deadline(c->e);
-	long posted = 0;
-	int i, rc;
 
-	st->reqs_done = 0;
-	for (i = 0; i < st->window; i++) {
-		st->reqs[i].cb = rate_done;
-		st->reqs[i].owner = st;
-		st->reqs[i].done = 1;
-	}
-	while (st->reqs_done < n) {
-		for (i = 0; i < st->window && posted < n; i++) {
-			if (!st->reqs[i].done)
-				continue;
-			rc = eb_post_write(c->e, &st->reqs[i], 0, c->peer,
-					   eb_payload_at(&st->src, 0), c->bytes, st->src_mr[0].desc,
-					   k[0].addr, k[0].key, EB_IMM(0, 0));
-			if (rc == EB_AGAIN) {
-				st->reqs[i].done = 1; /* not posted: still free */
-				break;
-			}
-			if (rc != EB_OK)
-				return rc;
-			posted++;
-		}
-		rc = eb_engine_step(c->e, deadline);
-		if (rc == EB_ETIMEDOUT)
-			eb_err("timed out after %.1f s: %ld of %ld writes to rank %d complete",
-			       c->e->timeout_s, st->reqs_done, n, c->peer);
-		if (rc != EB_OK)
-			return rc;
-	}
-	return EB_OK;
+	return eb_xfer_burst(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
+			     st->src_mr[0].desc, k[0].addr, k[0].key, EB_IMM(0, 0), n, st->window,
+			     eb_engine_deadline(c->e));
 }
 
 /* The target of a CPU-initiated phase: every chunk of n puts counted on its channel. */

@@ -4,6 +4,9 @@
  * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
  * Single and split go to one k at a time; round-robin goes to every k at once. */
 #include "harness.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#include "../report/rec.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -179,6 +182,8 @@ static int init_iter(struct eb_ctx *c, struct write_state *st)
 	return eb_xfer_wait(st->all, n, eb_engine_deadline(e));
 }
 
+static int ack(struct eb_ctx *c, struct write_state *st);
+
 static int target_iter(struct eb_ctx *c, struct write_state *st)
 {
 	struct eb_engine *e = c->e;
@@ -197,13 +202,17 @@ static int target_iter(struct eb_ctx *c, struct write_state *st)
 	rc = eb_xfer_wait_imm(e, NULL, 0, st->waits, n, eb_engine_deadline(e));
 	if (rc == EB_OK)
 		rc = eb_payload_landed(c, eb_engine_deadline(e));
-	if (rc != EB_OK)
-		return rc;
+	return rc == EB_OK ? ack(c, st) : rc;
+}
+
+/* Tell rank 0 that everything it wrote has landed. */
+static int ack(struct eb_ctx *c, struct write_state *st)
+{
 	st->ack_out = st->expect[0];
 	eb_xfer_send(&st->ack[0], 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
 		     st->ack_out_mr.desc);
 	st->all[0] = &st->ack[0];
-	return eb_xfer_wait(st->all, 1, eb_engine_deadline(e));
+	return eb_xfer_wait(st->all, 1, eb_engine_deadline(c->e));
 }
 
 static int write_iter(struct eb_ctx *c, long i)
@@ -232,18 +241,102 @@ static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off)
 	return &((struct write_state *)c->priv)->dst;
 }
 
+/* --rate: message rate. An iteration is one write of S; a phase posts them back to back with
+ * --window in flight on channel 0, the target counts them all and acknowledges once, and t is
+ * the phase over its writes (like OSU's osu_mbw_mr, fabtests' windowed fi_rma_bw). */
+struct wopts {
+	int rate;
+};
+
+static int rate_run(struct eb_ctx *c, long n, double *samples)
+{
+	struct write_state *st = c->priv;
+	struct eb_engine *e = c->e;
+	uint64_t t0 = eb_now_ns(), deadline = eb_deadline(c->o->fab.timeout_s * (double)(n + 2));
+	struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)e->nchan];
+	struct eb_imm_wait w = {.peer = 0, .chan = 0};
+	long i;
+	int rc;
+
+	if (c->role == EB_ROLE_TARGET) {
+		st->expect[0] += (uint64_t)n;
+		w.count = st->expect[0];
+		rc = eb_xfer_wait_imm(e, NULL, 0, &w, 1, deadline);
+		return rc == EB_OK ? ack(c, st) : rc;
+	}
+	if (c->role != EB_ROLE_INIT)
+		return EB_OK;
+	eb_xfer_recv(&st->ack[c->peer], 0, c->peer, &st->ack_in[c->peer], sizeof(*st->ack_in),
+		     sizeof(*st->ack_in), st->ack_in_mr.desc);
+	st->all[0] = &st->ack[c->peer];
+	rc = eb_xfer_step(st->all[0]);
+	if (rc == EB_OK)
+		rc = eb_xfer_burst(e, 0, c->peer,
+				   eb_payload_at(&st->src, (size_t)c->peer * st->slot), c->bytes,
+				   st->src_mr[0].desc, k[0].addr, k[0].key, EB_IMM(0, c->epoch), n,
+				   c->window, deadline);
+	if (rc == EB_OK)
+		rc = eb_xfer_wait(st->all, 1, deadline);
+	for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)
+		samples[i] = (double)(eb_now_ns() - t0) * 1e-9 / (double)n;
+	return rc;
+}
+
+static const struct eb_variant all_variants[] = {
+    {{"Single", "SinglePin", "SingleDMA", "SingleStaged"}, EB_LAYOUT_SINGLE, EB_FLOW_PAIRS},
+    {{"Split", "MultiPin", "MultiDMA", "MultiStaged"}, EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
+    {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
+     EB_LAYOUT_RR,
+     EB_FLOW_FANOUT},
+};
+
+static const struct eb_variant rate_variants[] = {
+    {{"SingleRate", "SinglePinRate", "SingleDMARate", "SingleStagedRate"},
+     EB_LAYOUT_SINGLE,
+     EB_FLOW_PAIRS,
+     EB_SELF_TIMED},
+};
+
+static int write_variants(const struct eb_opts *o, const struct eb_variant **vars)
+{
+	if (((const struct wopts *)o->own)->rate) {
+		*vars = rate_variants;
+		return 1;
+	}
+	*vars = all_variants;
+	return 3;
+}
+
+static void rate_extra(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec)
+{
+	if (c->var->tag & EB_SELF_TIMED)
+		eb_rec_num(rec, "mmsg_per_s", res->t_s > 0 ? 1e-6 / res->t_s : 0.0);
+}
+
+static int write_finish(struct eb_opts *o, void *own)
+{
+	if (((struct wopts *)own)->rate && o->staged) {
+		eb_err("--rate writes each message as it is; --staged is not supported with it");
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+static const struct eb_opt write_opts[] = {
+    {"rate", 0, NULL, eb_opt_flag, EB_AT(struct wopts, rate), 0, 0,
+     "message rate: every iteration is one write of S, a phase\n"
+     "keeps --window of them in flight on channel 0 and is\n"
+     "acknowledged once; t = phase / writes, Mmsg/s in JSON"},
+};
+
 static const struct eb_bench write_bench = {
-    .metric = "t = first post to the acknowledgement that every chunk landed; Gbps counts S "
-	      "(Single, Split) or S*(N-1) (RoundRobin) bytes per t",
-    .nvariants = 3,
-    .variants = {{{"Single", "SinglePin", "SingleDMA", "SingleStaged"},
-		  EB_LAYOUT_SINGLE,
-		  EB_FLOW_PAIRS},
-		 {{"Split", "MultiPin", "MultiDMA", "MultiStaged"}, EB_LAYOUT_SPLIT, EB_FLOW_PAIRS},
-		 {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
-		  EB_LAYOUT_RR,
-		  EB_FLOW_FANOUT}},
+    .metric = "t = first post to the acknowledgement that every chunk landed (--rate: the "
+	      "phase over its writes); Gbps counts S (Single, Split) or S*(N-1) (RoundRobin) "
+	      "bytes per t",
     EB_BENCH_HOOKS(write),
+    .run = rate_run,
+    .variants_of = write_variants,
+    .extra = rate_extra,
 };
 
 const struct eb_cmd eb_cmd_write = {
@@ -256,5 +349,6 @@ const struct eb_cmd eb_cmd_write = {
 	    "  on channel k % channels. Gbps counts S bytes per t for Single and Split,\n"
 	    "  S*(N-1) for RoundRobin",
     .groups = EB_G_FABRIC_BENCH,
+    EB_CMD_OPTS(write_opts, struct wopts, NULL, write_finish),
     .bench = &write_bench,
 };

@@ -288,3 +288,60 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
 {
 	return n == 0 ? EB_OK : eb_xfer_wait_imm(xs[0]->e, xs, n, NULL, 0, deadline);
 }
+
+struct burst {
+	struct eb_req *reqs;
+	long done;
+	int failed; /* a write failed: the engine printed why */
+};
+
+static void burst_done(struct eb_req *r)
+{
+	struct burst *b = r->owner;
+
+	b->done++;
+	b->failed |= r->status != EB_OK;
+}
+
+int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size_t len, void *desc,
+		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
+		  uint64_t deadline)
+{
+	struct burst b = {calloc((size_t)window, sizeof(*b.reqs)), 0, 0};
+	long posted = 0;
+	int i, rc = EB_OK;
+
+	if (b.reqs == NULL)
+		return EB_ENOMEM;
+	for (i = 0; i < window; i++) {
+		b.reqs[i].cb = burst_done;
+		b.reqs[i].owner = &b;
+		b.reqs[i].done = 1;
+	}
+	while (rc == EB_OK && b.done < n) {
+		for (i = 0; i < window && posted < n; i++) {
+			if (!b.reqs[i].done)
+				continue;
+			rc = eb_post_write(e, &b.reqs[i], chan, peer, buf, len, desc, raddr, rkey,
+					   imm);
+			if (rc == EB_AGAIN) {
+				b.reqs[i].done = 1; /* not posted: still free */
+				rc = EB_OK;
+				break;
+			}
+			if (rc != EB_OK)
+				break;
+			posted++;
+		}
+		if (rc == EB_OK)
+			rc = eb_engine_step(e, deadline);
+		if (rc == EB_ETIMEDOUT)
+			eb_err("timed out after %.1f s: %ld of %ld writes to rank %d on channel %d "
+			       "complete",
+			       e->timeout_s, b.done, n, peer, chan);
+		if (b.failed)
+			rc = EB_EFABRIC;
+	}
+	free(b.reqs);
+	return rc;
+}
