@@ -9,6 +9,8 @@
 #   testbed.sh addr HOST RAIL        print host HOST's address on rail RAIL
 #   testbed.sh nics RAILS            print the --nics list: rail0,rail1,...
 #   testbed.sh exec HOST CMD...      run CMD inside host HOST
+#   testbed.sh rate HOST RAIL RATE   change one rail of one host to RATE, both ways (a slow NIC)
+#   testbed.sh link HOST RAIL up|down  bring one rail of one host up or down (a dead NIC)
 #   testbed.sh status                namespaces, addresses and qdisc counters
 #
 # P is $EB_TESTBED_PREFIX (default "ebtb"), so concurrent users and tests do not collide.
@@ -41,6 +43,16 @@ reachable() {
 	[[ $out == *refused* ]]
 }
 
+# The token bucket for RATE: a burst of rate/HZ (HZ = 250), at least two frames.
+tbf_shape() {
+	local bps burst
+	bps=$(echo "$1" | awk '{v=$1+0; u=tolower(substr($1, length($1)-3, 1));
+		print int(v * (u=="g" ? 1e9 : u=="m" ? 1e6 : u=="k" ? 1e3 : 1))}')
+	burst=$((bps / 8 / 250))
+	[ $burst -ge $((2 * MTU)) ] || burst=$((2 * MTU))
+	echo "burst $burst latency 50ms"
+}
+
 hosts_of() {
 	ip netns list | awk '{print $1}' | grep -E "^${P}h[0-9]+$" | sort -V || true
 }
@@ -57,14 +69,7 @@ up() {
 	[[ $hosts =~ ^[0-9]+$ && $hosts -ge 1 && $hosts -le 64 ]] || die "HOSTS must be 1..64"
 	[[ $rails =~ ^[0-9]+$ && $rails -ge 1 && $rails -le 16 ]] || die "RAILS must be 1..16"
 	[[ $rate =~ ^[0-9]+(\.[0-9]+)?[kmgKMG]?bit$ ]] || die "RATE like 2gbit or 500mbit"
-	if [ -z "$TBF" ]; then
-		local bps burst
-		bps=$(echo "$rate" | awk '{v=$1+0; u=tolower(substr($1, length($1)-3, 1));
-			print int(v * (u=="g" ? 1e9 : u=="m" ? 1e6 : u=="k" ? 1e3 : 1))}')
-		burst=$((bps / 8 / 250))
-		[ $burst -ge $((2 * MTU)) ] || burst=$((2 * MTU))
-		TBF="burst $burst latency 50ms"
-	fi
+	[ -n "$TBF" ] || TBF=$(tbf_shape "$rate")
 	down
 	# Anything that fails half-way is undone, so nothing is left behind.
 	trap 'down' ERR
@@ -131,6 +136,20 @@ exec)
 	shift 2
 	exec ip netns exec "${P}h$h" "$@"
 	;;
+rate)
+	[ $# -eq 4 ] || die "usage: testbed.sh rate HOST RAIL RATE"
+	need_root
+	[[ $4 =~ ^[0-9]+(\.[0-9]+)?[kmgKMG]?bit$ ]] || die "RATE like 2gbit or 500mbit"
+	# shellcheck disable=SC2046
+	tc -n "${P}h$2" qdisc change dev "rail$3" root tbf rate "$4" $(tbf_shape "$4")
+	# shellcheck disable=SC2046
+	tc -n "${P}sw" qdisc change dev "h$2r$3" root tbf rate "$4" $(tbf_shape "$4")
+	;;
+link)
+	[ $# -eq 4 ] && [[ $4 == up || $4 == down ]] || die "usage: testbed.sh link HOST RAIL up|down"
+	need_root
+	ip -n "${P}h$2" link set "rail$3" "$4"
+	;;
 status)
 	need_root
 	for ns in $(hosts_of); do
@@ -140,6 +159,6 @@ status)
 	done
 	;;
 *)
-	die "usage: testbed.sh up HOSTS RAILS RATE | down | addr HOST RAIL | nics RAILS | exec HOST CMD... | status"
+	die "usage: testbed.sh up HOSTS RAILS RATE | down | addr HOST RAIL | nics RAILS | exec HOST CMD... | rate HOST RAIL RATE | link HOST RAIL up|down | status"
 	;;
 esac

@@ -1,0 +1,465 @@
+/* efabench matrix: which link is slow? For every ordered pair of ranks and every channel (NIC),
+ * the write bandwidth at one size and the 8-byte write latency, scheduled as a round-robin
+ * tournament of disjoint pairs (pairs.h). Rank 0 prints a matrix per channel, the minimum and
+ * median per host and per NIC, and the cells below --flag x their channel's median or below
+ * --expect Gbps. */
+#include "harness.h"
+#include "pairs.h"
+#include "efabench/status.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#include "../report/doc.h"
+#include "../report/table.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mopts {
+	uint64_t size;
+	long iters, warm, lat_iters;
+	double flag, expect;
+	int dry_run;
+};
+
+struct host {
+	char name[64];
+};
+
+struct mctx {
+	const struct eb_opts *o;
+	const struct mopts *mo;
+	struct eb_engine *e;
+	int n, nch, rounds;
+	struct host *hosts;
+	struct eb_cell *cells;	  /* what this rank measured: [round][chan][dir] */
+	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
+};
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The plan, for --dry-run and the header. */
+static void plan(const struct mctx *m)
+{
+	int r, k;
+
+	printf("# efabench matrix: %d ranks, %d channel%s on NICs:", m->n, m->nch,
+	       m->nch == 1 ? "" : "s");
+	for (k = 0; k < m->nch; k++)
+		printf(" %s", m->e->chan[k].nic.domain);
+	printf("\n# %d rounds of disjoint pairs x %d channels x 2 directions; per cell %ld warm-up "
+	       "+ %ld timed writes of %llu bytes, then %ld 8-byte writes; every write "
+	       "acknowledged, the last one checked byte for byte\n",
+	       m->rounds, m->nch, m->mo->warm, m->mo->iters, (unsigned long long)m->mo->size,
+	       m->mo->lat_iters);
+	for (r = 0; r < m->rounds && m->mo->dry_run; r++) {
+		printf("# round %d:", r);
+		for (k = 0; k < m->n; k++) {
+			int p = eb_pairs_partner(m->n, r, k);
+
+			if (p > k)
+				printf(" %d<->%d", k, p);
+			else if (p < 0)
+				printf(" (%d sits out)", k);
+		}
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+/* Every round, channel and direction; each rank keeps the cells it took part in. */
+static int measure(struct mctx *m, struct eb_pairs *pairs)
+{
+	uint64_t start = eb_now_ns();
+	int r, ch, d, me = m->e->rank, rc = EB_OK;
+
+	for (r = 0; r < m->rounds && rc == EB_OK; r++) {
+		int peer = eb_pairs_partner(m->n, r, me);
+
+		for (ch = 0; ch < m->nch && rc == EB_OK; ch++)
+			for (d = 0; d < 2 && rc == EB_OK; d++) {
+				struct eb_cell *cell = &m->cells[(r * m->nch + ch) * 2 + d];
+
+				cell->status = 1; /* not taken part in */
+				rc = eb_boot_barrier(m->e->boot, eb_engine_deadline(m->e));
+				if (rc != EB_OK || peer < 0)
+					continue;
+				rc = eb_pairs_cell(pairs, peer, (d == 0) == (me < peer), ch,
+						   m->mo->warm, m->mo->iters, m->mo->lat_iters,
+						   m->o->fab.timeout_s, cell);
+			}
+	}
+	if (rc == EB_OK)
+		rc = eb_boot_barrier(m->e->boot, eb_engine_deadline(m->e));
+	m->elapsed_s = (double)(eb_now_ns() - start) * 1e-9;
+	return rc;
+}
+
+/* All ranks' cells on rank 0, merged per (src, dst, chan): the initiator's figures and the
+ * target's count of wrong words. */
+static int gather(struct mctx *m, struct eb_cell **out)
+{
+	size_t per = (size_t)m->rounds * (size_t)m->nch * 2, i;
+	struct eb_cell *all = calloc(per * (size_t)m->n, sizeof(*all));
+	struct eb_cell *grid = calloc((size_t)m->nch * (size_t)m->n * (size_t)m->n, sizeof(*grid));
+	int rc;
+
+	if (all == NULL || grid == NULL) {
+		free(all);
+		free(grid);
+		return EB_ENOMEM;
+	}
+	rc = eb_boot_allgather(m->e->boot, m->cells, all, per * sizeof(*all),
+			       eb_engine_deadline(m->e));
+	double *slowest = calloc(per, sizeof(*slowest));
+
+	if (slowest == NULL)
+		rc = EB_ENOMEM;
+	for (i = 0; rc == EB_OK && i < per * (size_t)m->n; i++) {
+		struct eb_cell *c = &all[i], *g;
+		int me = (int)(i / per);
+
+		if (c->status == 1)
+			continue;
+		/* A phase lasts as long as its slowest pair. */
+		if (c->secs > slowest[i % per])
+			slowest[i % per] = c->secs;
+		g = &grid[((size_t)c->chan * (size_t)m->n + (size_t)c->src) * (size_t)m->n +
+			  (size_t)c->dst];
+		if (me == c->src) {
+			uint64_t w = g->wrong;
+			int32_t times = g->status > 0 ? g->status : 0;
+
+			*g = *c;
+			g->wrong = w;
+			/* status > 0 counts the measurements of this cell (it should be one) */
+			g->status = c->status == EB_OK ? times + 1 : c->status;
+		} else {
+			g->wrong = c->wrong;
+		}
+	}
+	for (i = 0; slowest != NULL && i < per; i++)
+		m->cell_s += slowest[i];
+	free(slowest);
+	free(all);
+	*out = grid;
+	return rc;
+}
+
+struct stat2 {
+	double min, med;
+};
+
+/* Min and median of the cells where rank is source or target (rank < 0: all) on chan. */
+static struct stat2 stats(const struct mctx *m, const struct eb_cell *g, int chan, int rank)
+{
+	double *v = malloc(sizeof(*v) * (size_t)m->n * (size_t)m->n);
+	struct stat2 s = {0, 0};
+	int a, b, k = 0;
+
+	if (v == NULL)
+		return s;
+	for (a = 0; a < m->n; a++)
+		for (b = 0; b < m->n; b++)
+			if (a != b && (rank < 0 || a == rank || b == rank))
+				v[k++] =
+				    g[((size_t)chan * (size_t)m->n + (size_t)a) * (size_t)m->n +
+				      (size_t)b]
+					.gbps;
+	s.med = median(v, k);
+	s.min = k > 0 ? v[0] : 0;
+	free(v);
+	return s;
+}
+
+static int flagged(const struct mctx *m, const struct eb_cell *c, double med)
+{
+	return c->gbps < m->mo->flag * med || (m->mo->expect > 0 && c->gbps < m->mo->expect);
+}
+
+static void print_grid(const struct mctx *m, const struct eb_cell *g, int ch, int lat)
+{
+	struct eb_table t = {0};
+	char head[16];
+	int a, b;
+
+	printf("#\n## channel %d (%s): %s, rows = source, columns = target\n", ch,
+	       m->e->chan[ch].nic.domain, lat ? "8-byte write + ack latency (us)" : "write Gbps");
+	eb_table_col(&t, "src\\dst", 7, 0);
+	for (b = 0; b < m->n; b++) {
+		snprintf(head, sizeof(head), "%d", b);
+		eb_table_col(&t, head, 8, 0);
+	}
+	eb_table_head(&t);
+	for (a = 0; a < m->n; a++) {
+		eb_table_cell(&t, "%d", a);
+		for (b = 0; b < m->n; b++) {
+			const struct eb_cell *c =
+			    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
+
+			if (a == b)
+				eb_table_cell(&t, "-");
+			else
+				eb_table_cell(&t, "%.2f", lat ? c->lat_us : c->gbps);
+		}
+		eb_table_row(&t);
+	}
+}
+
+static void print_summary(const struct mctx *m, const struct eb_cell *g)
+{
+	struct eb_table t = {0};
+	int r, ch, a, b, nflag = 0;
+
+	printf("#\n## per host: min / median write Gbps of the cells it is in, per channel\n");
+	eb_table_col(&t, "rank", 4, 0);
+	eb_table_col(&t, "host", 12, 1);
+	for (ch = 0; ch < m->nch; ch++) {
+		char head[96];
+
+		snprintf(head, sizeof(head), "ch%d min", ch);
+		eb_table_col(&t, head, 8, 0);
+		snprintf(head, sizeof(head), "ch%d median", ch);
+		eb_table_col(&t, head, 8, 0);
+	}
+	eb_table_head(&t);
+	for (r = -1; r < m->n; r++) {
+		eb_table_cell(&t, r < 0 ? "all" : "%d", r);
+		eb_table_cell(&t, "%s", r < 0 ? "(per NIC)" : m->hosts[r].name);
+		for (ch = 0; ch < m->nch; ch++) {
+			struct stat2 s = stats(m, g, ch, r);
+
+			eb_table_cell(&t, "%.2f", s.min);
+			eb_table_cell(&t, "%.2f", s.med);
+		}
+		eb_table_row(&t);
+	}
+	printf("#\n## flagged: below %.2f x the channel's median%s\n", m->mo->flag,
+	       m->mo->expect > 0 ? " or below --expect" : "");
+	for (ch = 0; ch < m->nch; ch++) {
+		double med = stats(m, g, ch, -1).med;
+
+		for (a = 0; a < m->n; a++)
+			for (b = 0; b < m->n; b++) {
+				const struct eb_cell *c =
+				    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n +
+				       (size_t)b];
+
+				if (a == b || !flagged(m, c, med))
+					continue;
+				printf(
+				    "# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x median %.2f\n",
+				    a, m->hosts[a].name, b, m->hosts[b].name,
+				    m->e->chan[ch].nic.domain, c->gbps, med > 0 ? c->gbps / med : 0,
+				    med);
+				nflag++;
+			}
+	}
+	if (nflag == 0)
+		printf("# none\n");
+	printf("#\n# %d rounds in %.2f s; the slowest cell of each phase summed: %.2f s (the "
+	       "schedule's overhead: %.2fx)\n",
+	       m->rounds, m->elapsed_s, m->cell_s, m->cell_s > 0 ? m->elapsed_s / m->cell_s : 0);
+}
+
+static int write_files(const struct mctx *m, const struct eb_cell *g)
+{
+	struct eb_doc d = {0};
+	int ch, a, b, rc;
+
+	eb_rec_str(&d.head, "bench", "matrix");
+	eb_rec_int(&d.head, "ranks", m->n);
+	for (a = 0; a < m->n; a++)
+		eb_rec_strs(&d.head, "hosts", m->hosts[a].name);
+	for (ch = 0; ch < m->nch; ch++)
+		eb_rec_strs(&d.head, "channel_nics", m->e->chan[ch].nic.domain);
+	eb_rec_int(&d.head, "size", (long long)m->mo->size);
+	eb_rec_int(&d.head, "iters", m->mo->iters);
+	eb_rec_int(&d.head, "lat_iters", m->mo->lat_iters);
+	eb_rec_num(&d.head, "flag", m->mo->flag);
+	eb_rec_num_or_null(&d.head, "expect_gbps", m->mo->expect, m->mo->expect > 0);
+	eb_rec_int(&d.head, "rounds", m->rounds);
+	eb_rec_num(&d.head, "elapsed_s", m->elapsed_s);
+	eb_rec_num(&d.head, "cells_s", m->cell_s);
+	for (ch = 0; ch < m->nch; ch++) {
+		double med = stats(m, g, ch, -1).med;
+
+		for (a = 0; a < m->n; a++)
+			for (b = 0; b < m->n; b++) {
+				const struct eb_cell *c =
+				    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n +
+				       (size_t)b];
+				struct eb_rec *x;
+
+				if (a == b || (x = eb_doc_add(&d)) == NULL)
+					continue;
+				eb_rec_int(x, "src", a);
+				eb_rec_int(x, "dst", b);
+				eb_rec_str(x, "src_host", m->hosts[a].name);
+				eb_rec_str(x, "dst_host", m->hosts[b].name);
+				eb_rec_int(x, "chan", ch);
+				eb_rec_str(x, "nic", m->e->chan[ch].nic.domain);
+				eb_rec_num(x, "gbps", c->gbps);
+				eb_rec_num(x, "lat_us", c->lat_us);
+				eb_rec_num(x, "of_median", med > 0 ? c->gbps / med : 0);
+				eb_rec_bool(x, "flagged", flagged(m, c, med));
+				eb_rec_int(x, "wrong", (long long)c->wrong);
+				eb_rec_int(x, "measured", c->status > 0 ? c->status : 0);
+			}
+	}
+	rc = eb_doc_write(&d, m->o->csv, m->o->json);
+	eb_doc_free(&d);
+	return rc;
+}
+
+static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
+{
+	const struct mopts *mo = o->own;
+	struct mctx m = {.o = o, .mo = mo, .n = boot->size};
+	struct eb_host_name {
+		char name[64];
+	} me = {{0}};
+	struct eb_pairs *pairs = NULL;
+	struct eb_cell *grid = NULL;
+	struct eb_fabric_opts fab;
+	struct eb_engine e;
+	char pci[16];
+	size_t chunk;
+	uint64_t wrong = 0;
+	int window, rc, i;
+
+	if (boot->size < 2) {
+		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", boot->size);
+		return EB_EINVAL;
+	}
+	fab = o->fab;
+	if (o->mem == EB_MEM_DEVICE) { /* --per GPU: each rank its GPU and the NICs near it */
+		int n = eb_mem_gpu_count(),
+		    gpu = o->gpu >= 0 ? o->gpu : boot->local_rank % (n ? n : 1);
+
+		rc = gpu < n ? eb_mem_use_gpu(gpu) : EB_EINVAL;
+		if (rc == EB_OK && eb_mem_gpu_pci(gpu, pci, sizeof(pci)) == EB_OK)
+			fab.near_pci = pci;
+		if (rc != EB_OK) {
+			eb_err("GPU %d: CUDA sees %d", gpu, n);
+			return rc;
+		}
+	}
+	rc = eb_engine_open(&e, boot, &fab);
+	if (rc != EB_OK)
+		return rc;
+	m.e = &e;
+	m.nch = e.nchan;
+	m.rounds = eb_pairs_rounds(m.n);
+	m.hosts = calloc((size_t)m.n, sizeof(*m.hosts));
+	m.cells = calloc((size_t)m.rounds * (size_t)m.nch * 2, sizeof(*m.cells));
+	if (m.hosts == NULL || m.cells == NULL) {
+		rc = EB_ENOMEM;
+		goto free_tables;
+	}
+	gethostname(me.name, sizeof(me.name) - 1);
+	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(&e));
+	if (rc != EB_OK)
+		goto free_tables;
+	if (boot->rank == 0)
+		plan(&m);
+	if (mo->dry_run)
+		goto free_tables;
+	eb_harness_tune(o, e.prov, &chunk, &window);
+	rc = eb_pairs_open(&pairs, &e, (size_t)mo->size, (enum eb_mem_kind)o->mem, chunk, window);
+	if (rc == EB_OK)
+		rc = measure(&m, pairs);
+	if (rc == EB_OK)
+		rc = gather(&m, &grid);
+	if (rc == EB_OK && boot->rank == 0) {
+		for (i = 0; i < m.nch; i++) {
+			print_grid(&m, grid, i, 0);
+			print_grid(&m, grid, i, 1);
+		}
+		print_summary(&m, grid);
+		for (i = 0; i < m.nch * m.n * m.n; i++)
+			wrong += grid[i].wrong;
+		eb_table_footer(wrong);
+		rc = write_files(&m, grid);
+		if (rc == EB_OK && wrong > 0)
+			rc = EB_EVERIFY;
+	}
+	/* Every rank leaves with rank 0's verdict. */
+	if (rc == EB_OK || rc == EB_EVERIFY) {
+		int64_t worst;
+
+		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, eb_engine_deadline(&e)) == EB_OK)
+			rc = (int)worst;
+	}
+	free(grid);
+	eb_pairs_close(pairs);
+free_tables:
+	free(m.hosts);
+	free(m.cells);
+	eb_engine_close(&e);
+	return rc;
+}
+
+static int matrix_finish(struct eb_opts *o, void *own)
+{
+	if (o->staged || o->mem == EB_MEM_PINNED) {
+		eb_err("matrix moves host or device memory (--mem host|device)");
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+static void matrix_defaults(void *own)
+{
+	struct mopts *mo = own;
+
+	mo->size = 64ull << 20;
+	mo->iters = 5;
+	mo->warm = 1;
+	mo->lat_iters = 100;
+	mo->flag = 0.9;
+}
+
+#define M(field) EB_AT(struct mopts, field)
+
+static const struct eb_opt matrix_opts[] = {
+    {"size", 's', "S", eb_opt_size, M(size), 8, (double)(1ull << 40),
+     "bytes per write of the bandwidth cells (default 64M)"},
+    {"iters", 'n', "N", eb_opt_lng, M(iters), 1, 1e6, "timed writes per cell (default 5)"},
+    {"warmup", 'w', "N", eb_opt_lng, M(warm), 0, 1e6, "untimed writes per cell (default 1)"},
+    {"lat-iters", 0, "N", eb_opt_lng, M(lat_iters), 1, 1e7,
+     "8-byte write + ack round trips per cell (default 100)"},
+    {"flag", 0, "F", eb_opt_dbl, M(flag), 0, 1,
+     "flag cells below F x their channel's median (default 0.9)"},
+    {"expect", 0, "G", eb_opt_dbl, M(expect), 0, 1e9, "also flag cells below G Gbps"},
+    {"dry-run", 0, NULL, eb_opt_flag, M(dry_run), 0, 0,
+     "print the schedule (rounds, pairs, channels) and stop"},
+};
+
+const struct eb_cmd eb_cmd_matrix = {
+    .name = "matrix",
+    .summary = "every ordered pair of ranks x every NIC: which link is slow",
+    .help = "  for every ordered pair of ranks (one per host, or one per GPU) and every\n"
+	    "  channel, the write bandwidth at one size and the 8-byte write + ack latency,\n"
+	    "  in a round-robin tournament of disjoint pairs (N - 1 rounds for N ranks, N\n"
+	    "  when N is odd), so the time grows with N, not N^2. Per channel a matrix (rows\n"
+	    "  source, columns target), the min / median per host and per NIC, and the cells\n"
+	    "  below --flag x their channel's median (or --expect Gbps); every cell in CSV and\n"
+	    "  JSON. Gbps = 8 * size / mean seconds per acknowledged write",
+    .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
+    EB_CMD_OPTS(matrix_opts, struct mopts, matrix_defaults, matrix_finish),
+    .rank = matrix_rank,
+};

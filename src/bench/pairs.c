@@ -1,0 +1,212 @@
+#include "pairs.h"
+#include "efabench/pattern.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int eb_pairs_rounds(int n)
+{
+	return n < 2 ? 0 : n % 2 == 0 ? n - 1 : n;
+}
+
+/* The circle method: with m (even) players, player m - 1 stays put and the others rotate; in
+ * round r, i < m - 1 meets (r - i) mod (m - 1), or the fixed player when that is itself. */
+int eb_pairs_partner(int n, int round, int rank)
+{
+	int m = n % 2 == 0 ? n : n + 1, k = m - 1, j, i;
+
+	if (rank == m - 1) {
+		for (i = 0; i < k; i++)
+			if (((round - i) % k + k) % k == i)
+				return i < n ? i : -1;
+		return -1;
+	}
+	j = ((round - rank) % k + k) % k;
+	j = j == rank ? m - 1 : j;
+	return j < n ? j : -1; /* n odd: the fixed player is the one sitting out */
+}
+
+struct eb_pairs {
+	struct eb_engine *e;
+	struct eb_mem src, dst; /* size + 64: the last 64 bytes carry the latency writes */
+	size_t size, chunk;
+	int window;
+	struct eb_mr *src_mr, *dst_mr, *ctl_mr; /* per channel */
+	struct eb_rkey *rkeys;			/* [rank][chan] of every dst */
+	uint64_t *ctl;				/* [chan][2]: a message out, a message in */
+	struct eb_xfer data, small, tx, rx;
+};
+
+void eb_pairs_close(struct eb_pairs *p)
+{
+	int c;
+
+	if (p == NULL)
+		return;
+	eb_xfer_fini(&p->data);
+	eb_xfer_fini(&p->small);
+	eb_xfer_fini(&p->tx);
+	eb_xfer_fini(&p->rx);
+	if (p->src_mr != NULL)
+		eb_engine_dereg(p->e, p->src_mr);
+	if (p->dst_mr != NULL)
+		eb_engine_dereg(p->e, p->dst_mr);
+	for (c = 0; p->ctl_mr != NULL && c < p->e->nchan; c++)
+		eb_mr_dereg(&p->ctl_mr[c]);
+	eb_mem_free(&p->src);
+	eb_mem_free(&p->dst);
+	free(p->src_mr);
+	free(p->dst_mr);
+	free(p->ctl_mr);
+	free(p->rkeys);
+	free(p->ctl);
+	free(p);
+}
+
+int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum eb_mem_kind mem,
+		  size_t chunk, int window)
+{
+	struct eb_pairs *p = calloc(1, sizeof(*p));
+	int nch = e->nchan, c, rc;
+
+	if (p == NULL)
+		return EB_ENOMEM;
+	p->e = e;
+	p->size = size;
+	p->chunk = chunk;
+	p->window = window;
+	p->src.dmabuf_fd = p->dst.dmabuf_fd = -1;
+	p->src_mr = calloc((size_t)nch, sizeof(*p->src_mr));
+	p->dst_mr = calloc((size_t)nch, sizeof(*p->dst_mr));
+	p->ctl_mr = calloc((size_t)nch, sizeof(*p->ctl_mr));
+	p->rkeys = calloc((size_t)nch * (size_t)e->size, sizeof(*p->rkeys));
+	p->ctl = calloc((size_t)nch * 2, sizeof(*p->ctl));
+	rc = p->src_mr && p->dst_mr && p->ctl_mr && p->rkeys && p->ctl ? EB_OK : EB_ENOMEM;
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->data, e, window);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->small, e, 1);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->tx, e, 1);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->rx, e, 1);
+	if (rc == EB_OK)
+		rc = eb_mem_alloc(&p->src, mem, size + 64, "the matrix source");
+	if (rc == EB_OK)
+		rc = eb_mem_alloc(&p->dst, mem, size + 64, "the matrix target");
+	if (rc == EB_OK)
+		rc = eb_engine_reg_mem(e, &p->src, 0, size + 64, FI_WRITE, p->src_mr, NULL);
+	if (rc == EB_OK)
+		rc = eb_engine_reg_mem(e, &p->dst, 0, size + 64, FI_REMOTE_WRITE, p->dst_mr,
+				       p->rkeys);
+	for (c = 0; c < nch && rc == EB_OK; c++)
+		rc = eb_mr_reg(&e->chan[c], &p->ctl[2 * c], 2 * sizeof(*p->ctl), FI_SEND | FI_RECV,
+			       &p->ctl_mr[c]);
+	if (rc != EB_OK) {
+		eb_pairs_close(p);
+		return rc;
+	}
+	*out = p;
+	return EB_OK;
+}
+
+/* Send one 8-byte message to peer on chan and wait until it left. */
+static int say(struct eb_pairs *p, int peer, int chan, uint64_t v, uint64_t deadline)
+{
+	struct eb_xfer *x = &p->tx;
+
+	p->ctl[2 * chan] = v;
+	eb_xfer_send(x, chan, peer, &p->ctl[2 * chan], 8, 8, p->ctl_mr[chan].desc);
+	return eb_xfer_wait(&x, 1, deadline);
+}
+
+/* Post the receive of peer's next message on chan. */
+static void listen(struct eb_pairs *p, int peer, int chan)
+{
+	eb_xfer_recv(&p->rx, chan, peer, &p->ctl[2 * chan + 1], 8, 8, p->ctl_mr[chan].desc);
+}
+
+/* The initiator: wait for the target's go, then every write with its acknowledgement. */
+static int initiate(struct eb_pairs *p, int peer, int chan, long warm, long iters, long lat,
+		    uint64_t deadline, struct eb_cell *out)
+{
+	const struct eb_rkey *k = &p->rkeys[(size_t)peer * (size_t)p->e->nchan + (size_t)chan];
+	struct eb_xfer *both[2] = {&p->rx, &p->data};
+	struct eb_pattern pat = {(uint32_t)p->e->rank, (uint32_t)peer, (uint64_t)chan + 1};
+	double bw = 0, lt = 0;
+	uint64_t t0;
+	long i;
+	int rc;
+
+	rc = eb_mem_fill(&p->src, 0, p->size, &pat, 0);
+	listen(p, peer, chan);
+	if (rc == EB_OK)
+		rc = eb_xfer_wait(both, 1, deadline); /* the target is ready */
+	for (i = -warm; rc == EB_OK && i < iters + lat; i++) {
+		int small = i >= iters;
+		struct eb_xfer *x = small ? &p->small : &p->data;
+
+		listen(p, peer, chan);
+		t0 = eb_now_ns();
+		eb_xfer_write(x, chan, peer, (char *)p->src.ptr + (small ? p->size : 0),
+			      small ? 8 : p->size, small ? 8 : p->chunk, p->src_mr[chan].desc,
+			      k->addr + (small ? p->size : 0), k->key, EB_IMM(p->e->rank, 0));
+		both[1] = x;
+		rc = eb_xfer_wait(both, 2, deadline);
+		if (i >= 0 && !small)
+			bw += (double)(eb_now_ns() - t0);
+		else if (small)
+			lt += (double)(eb_now_ns() - t0);
+	}
+	out->gbps = rc == EB_OK && bw > 0 ? 8.0 * (double)p->size * (double)iters / bw : 0;
+	out->lat_us = rc == EB_OK && lat > 0 ? lt / (double)lat * 1e-3 : 0;
+	return rc;
+}
+
+/* The target: poison, say go, acknowledge each write once all its chunks landed, check. */
+static int receive(struct eb_pairs *p, int peer, int chan, long warm, long iters, long lat,
+		   uint64_t deadline, struct eb_cell *out)
+{
+	struct eb_pattern pat = {(uint32_t)peer, (uint32_t)p->e->rank, EB_EPOCH_POISON};
+	struct eb_imm_wait w = {
+	    .peer = peer, .chan = chan, .count = eb_imm_count(p->e, peer, chan)};
+	uint64_t chunks = eb_xfer_nchunks(p->size, p->chunk);
+	long i;
+	int rc = eb_mem_fill(&p->dst, 0, p->size, &pat, 0);
+
+	if (rc == EB_OK)
+		rc = say(p, peer, chan, 0, deadline);
+	for (i = -warm; rc == EB_OK && i < iters + lat; i++) {
+		w.count += i < iters ? chunks : 1;
+		rc = eb_xfer_wait_imm(p->e, NULL, 0, &w, 1, deadline);
+		if (rc == EB_OK)
+			rc = say(p, peer, chan, (uint64_t)i, deadline);
+	}
+	pat.epoch = (uint64_t)chan + 1;
+	if (rc == EB_OK)
+		out->wrong = eb_mem_check(&p->dst, 0, p->size, &pat, 0, NULL);
+	return rc;
+}
+
+int eb_pairs_cell(struct eb_pairs *p, int peer, int initiator, int chan, long warm, long iters,
+		  long lat_iters, double timeout_s, struct eb_cell *out)
+{
+	uint64_t deadline = eb_deadline(timeout_s * (double)(warm + iters + lat_iters + 2));
+	int me = p->e->rank, rc;
+
+	uint64_t t0 = eb_now_ns();
+
+	memset(out, 0, sizeof(*out));
+	out->src = initiator ? me : peer;
+	out->dst = initiator ? peer : me;
+	out->chan = chan;
+	rc = initiator ? initiate(p, peer, chan, warm, iters, lat_iters, deadline, out)
+		       : receive(p, peer, chan, warm, iters, lat_iters, deadline, out);
+	out->status = rc;
+	out->secs = (double)(eb_now_ns() - t0) * 1e-9;
+	return rc;
+}
