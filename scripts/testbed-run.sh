@@ -29,7 +29,8 @@ rdv)
 	export EFABENCH_TOKEN
 	pids=()
 	for r in $(seq 0 $((n - 1))); do
-		ip netns exec "${P}h$((r / per))" "$bin" "$@" --root "$root" --rank "$r" --ranks "$n" &
+		EFABENCH_HOST="${P}h$((r / per))" ip netns exec "${P}h$((r / per))" \
+			"$bin" "$@" --root "$root" --rank "$r" --ranks "$n" &
 		pids+=($!)
 	done
 	worst=0
@@ -47,7 +48,7 @@ mpich)
 	args=()
 	for h in $(seq 0 $((hosts - 1))); do
 		[ $h -gt 0 ] && args+=(:)
-		args+=(-np "$per" ip netns exec "${P}h$h" "$bin" "$@")
+		args+=(-np "$per" env EFABENCH_HOST="${P}h$h" ip netns exec "${P}h$h" "$bin" "$@")
 	done
 	exec mpirun.mpich "${args[@]}"
 	;;

@@ -47,6 +47,9 @@ enum eb_reduce { EB_SUM, EB_MIN, EB_MAX };
 int eb_boot_allreduce(struct eb_boot *b, int64_t v, enum eb_reduce op, int64_t *out,
 		      uint64_t deadline);
 
+/* This host's name: $EFABENCH_HOST when set (network namespaces of one machine standing for
+ * hosts), else gethostname; zero-padded to len. */
+void eb_host_name(char *name, size_t len);
 /* 1 if every rank reports the same host name (decides shm vs tcp), 0 if not, or < 0. */
 int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 

@@ -32,6 +32,16 @@ int eb_topo_pci_of_netdev(const char *ifname, char *bdf, size_t len);
  * accepted as they are. */
 int eb_topo_pci_of_ibdev(const char *name, char *bdf, size_t len);
 
+/* A NIC's link as sysfs reports it: a network interface's operstate and speed, or an RDMA
+ * device's port 1 state and rate (EFA domain names accepted as they are). */
+struct eb_topo_link {
+	int up;		/* 1 up (ACTIVE), 0 not */
+	double gbps;	/* 0 when sysfs does not say */
+	char state[24]; /* as sysfs spells it: "up", "down", "ACTIVE", "DOWN" */
+};
+/* EB_OK, EB_ENOTSUP when sysfs has neither kind of device of that name, EB_EINVAL for a name
+ * that cannot be one. */
+int eb_topo_link(const char *name, struct eb_topo_link *l);
 /* NUMA node of a PCI device; -1 when unknown (no such device, or a firmware that does not
  * say). */
 int eb_topo_numa_of(const char *bdf);

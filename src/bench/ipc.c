@@ -504,7 +504,7 @@ static int alloc_report(struct ipc_ctx *c)
 	r->sum = calloc(nsw, sizeof(*r->sum));
 	if (r->sweep == NULL || r->sum == NULL)
 		return EB_ENOMEM;
-	if (eb_nvlink_peak(c->gpu.pci, &links, &gbs) == EB_OK) {
+	if (eb_nvlink_peak(c->gpu.pci, &links, &gbs) == EB_OK && links > 0) {
 		r->links = links;
 		r->link_gbs = gbs;
 		r->peak_gbs = links * gbs;

@@ -1,7 +1,7 @@
 /* efabench matrix: which link is slow? For every ordered pair of ranks and every channel (NIC),
  * the write bandwidth at one size and the 8-byte write latency, scheduled as a round-robin
  * tournament of disjoint pairs (pairs.h). Rank 0 prints a matrix per channel, the minimum and
- * median per host and per NIC, and the cells below --flag x their channel's median or below
+ * median per host and per NIC, and the cells below --flag x their channel's typical rate or below
  * --expect Gbps. */
 #include "harness.h"
 #include "pairs.h"
@@ -13,7 +13,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct mopts {
 	uint64_t size;
@@ -32,7 +31,6 @@ struct mctx {
 	struct eb_engine *e;
 	int n, nch, rounds;
 	struct host *hosts;
-	struct eb_cell *cells;	  /* what this rank measured: [round][chan][dir] */
 	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
 };
 
@@ -52,7 +50,7 @@ static double median(double *v, int n)
 }
 
 /* The plan, for --dry-run and the header. */
-static void plan(const struct mctx *m)
+static void print_plan(const struct mctx *m)
 {
 	int r, k;
 
@@ -78,85 +76,6 @@ static void plan(const struct mctx *m)
 		printf("\n");
 	}
 	fflush(stdout);
-}
-
-/* Every round, channel and direction; each rank keeps the cells it took part in. */
-static int measure(struct mctx *m, struct eb_pairs *pairs)
-{
-	uint64_t start = eb_now_ns();
-	int r, ch, d, me = m->e->rank, rc = EB_OK;
-
-	for (r = 0; r < m->rounds && rc == EB_OK; r++) {
-		int peer = eb_pairs_partner(m->n, r, me);
-
-		for (ch = 0; ch < m->nch && rc == EB_OK; ch++)
-			for (d = 0; d < 2 && rc == EB_OK; d++) {
-				struct eb_cell *cell = &m->cells[(r * m->nch + ch) * 2 + d];
-
-				cell->status = 1; /* not taken part in */
-				rc = eb_boot_barrier(m->e->boot, eb_engine_deadline(m->e));
-				if (rc != EB_OK || peer < 0)
-					continue;
-				rc = eb_pairs_cell(pairs, peer, (d == 0) == (me < peer), ch,
-						   m->mo->warm, m->mo->iters, m->mo->lat_iters,
-						   m->o->fab.timeout_s, cell);
-			}
-	}
-	if (rc == EB_OK)
-		rc = eb_boot_barrier(m->e->boot, eb_engine_deadline(m->e));
-	m->elapsed_s = (double)(eb_now_ns() - start) * 1e-9;
-	return rc;
-}
-
-/* All ranks' cells on rank 0, merged per (src, dst, chan): the initiator's figures and the
- * target's count of wrong words. */
-static int gather(struct mctx *m, struct eb_cell **out)
-{
-	size_t per = (size_t)m->rounds * (size_t)m->nch * 2, i;
-	struct eb_cell *all = calloc(per * (size_t)m->n, sizeof(*all));
-	struct eb_cell *grid = calloc((size_t)m->nch * (size_t)m->n * (size_t)m->n, sizeof(*grid));
-	int rc;
-
-	if (all == NULL || grid == NULL) {
-		free(all);
-		free(grid);
-		return EB_ENOMEM;
-	}
-	rc = eb_boot_allgather(m->e->boot, m->cells, all, per * sizeof(*all),
-			       eb_engine_deadline(m->e));
-	double *slowest = calloc(per, sizeof(*slowest));
-
-	if (slowest == NULL)
-		rc = EB_ENOMEM;
-	for (i = 0; rc == EB_OK && i < per * (size_t)m->n; i++) {
-		struct eb_cell *c = &all[i], *g;
-		int me = (int)(i / per);
-
-		if (c->status == 1)
-			continue;
-		/* A phase lasts as long as its slowest pair. */
-		if (c->secs > slowest[i % per])
-			slowest[i % per] = c->secs;
-		g = &grid[((size_t)c->chan * (size_t)m->n + (size_t)c->src) * (size_t)m->n +
-			  (size_t)c->dst];
-		if (me == c->src) {
-			uint64_t w = g->wrong;
-			int32_t times = g->status > 0 ? g->status : 0;
-
-			*g = *c;
-			g->wrong = w;
-			/* status > 0 counts the measurements of this cell (it should be one) */
-			g->status = c->status == EB_OK ? times + 1 : c->status;
-		} else {
-			g->wrong = c->wrong;
-		}
-	}
-	for (i = 0; slowest != NULL && i < per; i++)
-		m->cell_s += slowest[i];
-	free(slowest);
-	free(all);
-	*out = grid;
-	return rc;
 }
 
 struct stat2 {
@@ -247,10 +166,11 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 		}
 		eb_table_row(&t);
 	}
-	printf("#\n## flagged: below %.2f x the channel's median%s\n", m->mo->flag,
-	       m->mo->expect > 0 ? " or below --expect" : "");
+	printf("#\n## flagged: below %.2f x the channel's typical rate (the median over ranks of "
+	       "each rank's fastest cell)%s\n",
+	       m->mo->flag, m->mo->expect > 0 ? " or below --expect" : "");
 	for (ch = 0; ch < m->nch; ch++) {
-		double med = stats(m, g, ch, -1).med;
+		double med = eb_pairs_typical(g, m->n, ch);
 
 		for (a = 0; a < m->n; a++)
 			for (b = 0; b < m->n; b++) {
@@ -261,7 +181,7 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 				if (a == b || !flagged(m, c, med))
 					continue;
 				printf(
-				    "# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x median %.2f\n",
+				    "# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x typical %.2f\n",
 				    a, m->hosts[a].name, b, m->hosts[b].name,
 				    m->e->chan[ch].nic.domain, c->gbps, med > 0 ? c->gbps / med : 0,
 				    med);
@@ -295,7 +215,7 @@ static int write_files(const struct mctx *m, const struct eb_cell *g)
 	eb_rec_num(&d.head, "elapsed_s", m->elapsed_s);
 	eb_rec_num(&d.head, "cells_s", m->cell_s);
 	for (ch = 0; ch < m->nch; ch++) {
-		double med = stats(m, g, ch, -1).med;
+		double med = eb_pairs_typical(g, m->n, ch);
 
 		for (a = 0; a < m->n; a++)
 			for (b = 0; b < m->n; b++) {
@@ -314,7 +234,8 @@ static int write_files(const struct mctx *m, const struct eb_cell *g)
 				eb_rec_str(x, "nic", m->e->chan[ch].nic.domain);
 				eb_rec_num(x, "gbps", c->gbps);
 				eb_rec_num(x, "lat_us", c->lat_us);
-				eb_rec_num(x, "of_median", med > 0 ? c->gbps / med : 0);
+				eb_rec_num(x, "typical_gbps", med);
+				eb_rec_num(x, "of_typical", med > 0 ? c->gbps / med : 0);
 				eb_rec_bool(x, "flagged", flagged(m, c, med));
 				eb_rec_int(x, "wrong", (long long)c->wrong);
 				eb_rec_int(x, "measured", c->status > 0 ? c->status : 0);
@@ -329,11 +250,10 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 {
 	const struct mopts *mo = o->own;
 	struct mctx m = {.o = o, .mo = mo, .n = boot->size};
-	struct eb_host_name {
-		char name[64];
-	} me = {{0}};
+	struct host me;
 	struct eb_pairs *pairs = NULL;
-	struct eb_cell *grid = NULL;
+	struct eb_cell *grid = NULL, *mine = NULL;
+	struct eb_pairs_plan plan;
 	struct eb_fabric_opts fab;
 	struct eb_engine e;
 	char pci[16];
@@ -365,25 +285,26 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	m.nch = e.nchan;
 	m.rounds = eb_pairs_rounds(m.n);
 	m.hosts = calloc((size_t)m.n, sizeof(*m.hosts));
-	m.cells = calloc((size_t)m.rounds * (size_t)m.nch * 2, sizeof(*m.cells));
-	if (m.hosts == NULL || m.cells == NULL) {
+	if (m.hosts == NULL) {
 		rc = EB_ENOMEM;
 		goto free_tables;
 	}
-	gethostname(me.name, sizeof(me.name) - 1);
+	eb_host_name(me.name, sizeof(me.name));
 	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(&e));
 	if (rc != EB_OK)
 		goto free_tables;
 	if (boot->rank == 0)
-		plan(&m);
+		print_plan(&m);
 	if (mo->dry_run)
 		goto free_tables;
 	eb_harness_tune(o, e.prov, &chunk, &window);
 	rc = eb_pairs_open(&pairs, &e, (size_t)mo->size, (enum eb_mem_kind)o->mem, chunk, window);
+	plan =
+	    (struct eb_pairs_plan){m.rounds, mo->warm, mo->iters, mo->lat_iters, o->fab.timeout_s};
 	if (rc == EB_OK)
-		rc = measure(&m, pairs);
+		rc = eb_pairs_run(pairs, &plan, &mine, &m.elapsed_s);
 	if (rc == EB_OK)
-		rc = gather(&m, &grid);
+		rc = eb_pairs_gather(pairs, &plan, mine, &grid, &m.cell_s);
 	if (rc == EB_OK && boot->rank == 0) {
 		for (i = 0; i < m.nch; i++) {
 			print_grid(&m, grid, i, 0);
@@ -405,10 +326,10 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 			rc = (int)worst;
 	}
 	free(grid);
+	free(mine);
 	eb_pairs_close(pairs);
 free_tables:
 	free(m.hosts);
-	free(m.cells);
 	eb_engine_close(&e);
 	return rc;
 }
@@ -443,7 +364,7 @@ static const struct eb_opt matrix_opts[] = {
     {"lat-iters", 0, "N", eb_opt_lng, M(lat_iters), 1, 1e7,
      "8-byte write + ack round trips per cell (default 100)"},
     {"flag", 0, "F", eb_opt_dbl, M(flag), 0, 1,
-     "flag cells below F x their channel's median (default 0.9)"},
+     "flag cells below F x their channel's typical rate (default 0.9)"},
     {"expect", 0, "G", eb_opt_dbl, M(expect), 0, 1e9, "also flag cells below G Gbps"},
     {"dry-run", 0, NULL, eb_opt_flag, M(dry_run), 0, 0,
      "print the schedule (rounds, pairs, channels) and stop"},
@@ -457,8 +378,10 @@ const struct eb_cmd eb_cmd_matrix = {
 	    "  in a round-robin tournament of disjoint pairs (N - 1 rounds for N ranks, N\n"
 	    "  when N is odd), so the time grows with N, not N^2. Per channel a matrix (rows\n"
 	    "  source, columns target), the min / median per host and per NIC, and the cells\n"
-	    "  below --flag x their channel's median (or --expect Gbps); every cell in CSV and\n"
-	    "  JSON. Gbps = 8 * size / mean seconds per acknowledged write",
+	    "  below --flag x their channel's typical rate (the median over ranks of each\n"
+	    "  rank's fastest cell, so one slow NIC does not drag it down), or below --expect\n"
+	    "  Gbps; every cell in CSV and JSON. Gbps = 8 * size / mean seconds per\n"
+	    "  acknowledged write",
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
     EB_CMD_OPTS(matrix_opts, struct mopts, matrix_defaults, matrix_finish),
     .rank = matrix_rank,

@@ -2,6 +2,7 @@
 #include "efabench/status.h"
 #include "../core/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +62,17 @@ void eb_boot_finalize(struct eb_boot *b, int exit_code)
 	b->ops->finalize(b, exit_code);
 }
 
+void eb_host_name(char *name, size_t len)
+{
+	const char *env = getenv("EFABENCH_HOST");
+
+	memset(name, 0, len);
+	if (env != NULL && env[0] != '\0')
+		snprintf(name, len, "%s", env);
+	else
+		gethostname(name, len - 1);
+}
+
 int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
 {
 	char name[64] = "", *all;
@@ -68,7 +80,7 @@ int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
 
 	if (b->local_size == b->size)
 		return 1;
-	gethostname(name, sizeof(name) - 1);
+	eb_host_name(name, sizeof(name));
 	all = malloc(sizeof(name) * (size_t)b->size);
 	if (all == NULL)
 		return EB_ENOMEM;

@@ -13,7 +13,8 @@
 #include <string.h>
 
 /* Every subcommand, in `efabench --help` order. Adding one: its file, and its name here. */
-#define EB_CMDS(X) X(write) X(sendrecv) X(alltoall) X(proxy) X(matrix) X(queue) X(ipc) X(info)
+#define EB_CMDS(X)                                                                                 \
+	X(write) X(sendrecv) X(alltoall) X(proxy) X(matrix) X(doctor) X(queue) X(ipc) X(info)
 
 #define DECLARE(name) extern const struct eb_cmd eb_cmd_##name;
 #define ADDRESS(name) &eb_cmd_##name,

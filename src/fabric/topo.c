@@ -181,24 +181,14 @@ static int pci_of_class(const char *cls, const char *name, char *bdf, size_t len
 	return EB_OK;
 }
 
-int eb_topo_pci_of_netdev(const char *ifname, char *bdf, size_t len)
-{
-	return pci_of_class("net", ifname, bdf, len);
-}
-
-int eb_topo_pci_of_ibdev(const char *name, char *bdf, size_t len)
+/* An RDMA device's name without libfabric's endpoint-type suffix. */
+static void ib_base(const char *name, char *base, size_t len)
 {
 	static const char *const suffixes[] = {"-rdm", "-dgrm"};
-	char base[128];
 	size_t n, i, s;
 
-	if (name == NULL)
-		return EB_EINVAL;
-	n = strlen(name);
-	if (n >= sizeof(base))
-		return EB_EINVAL;
-	memcpy(base, name, n + 1);
-	/* libfabric names EFA domains after the device and the endpoint type. */
+	snprintf(base, len, "%s", name);
+	n = strlen(base);
 	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		s = strlen(suffixes[i]);
 		if (n > s && strcmp(base + n - s, suffixes[i]) == 0) {
@@ -206,7 +196,68 @@ int eb_topo_pci_of_ibdev(const char *name, char *bdf, size_t len)
 			break;
 		}
 	}
+}
+
+int eb_topo_pci_of_netdev(const char *ifname, char *bdf, size_t len)
+{
+	return pci_of_class("net", ifname, bdf, len);
+}
+
+int eb_topo_pci_of_ibdev(const char *name, char *bdf, size_t len)
+{
+	char base[128];
+
+	if (name == NULL || strlen(name) >= sizeof(base))
+		return EB_EINVAL;
+	/* libfabric names EFA domains after the device and the endpoint type. */
+	ib_base(name, base, sizeof(base));
 	return pci_of_class("infiniband", base, bdf, len);
+}
+
+/* One line of a sysfs file, without its newline. */
+static int read_line(char *buf, size_t len, const char *cls, const char *name, const char *leaf)
+{
+	char path[512];
+	int rc = sysfs_path(path, sizeof(path), "/sys/class/%s/%s/%s", cls, name, leaf);
+
+	if (rc == EB_OK)
+		rc = read_file(path, buf, len);
+	buf[rc == EB_OK ? strcspn(buf, "\n") : 0] = '\0';
+	return rc;
+}
+
+int eb_topo_link(const char *name, struct eb_topo_link *l)
+{
+	char buf[128], base[128];
+	long v;
+
+	memset(l, 0, sizeof(*l));
+	if (!safe_name(name))
+		return EB_EINVAL;
+	/* A network interface: operstate, else the IFF_UP flag where the driver says "unknown"
+	 * (loopback and some virtual devices); speed in Mb/s, -1 or unreadable when unknown. */
+	if (read_line(buf, sizeof(buf), "net", name, "operstate") == EB_OK) {
+		snprintf(l->state, sizeof(l->state), "%.23s", buf);
+		l->up = strcmp(buf, "up") == 0;
+		if (strcmp(buf, "unknown") == 0 &&
+		    read_line(buf, sizeof(buf), "net", name, "flags") == EB_OK)
+			l->up = (strtol(buf, NULL, 16) & 1) != 0;
+		if (read_line(buf, sizeof(buf), "net", name, "speed") == EB_OK &&
+		    (v = strtol(buf, NULL, 10)) > 0)
+			l->gbps = (double)v / 1000.0;
+		return EB_OK;
+	}
+	/* An RDMA device (EFA, verbs): port 1's state ("4: ACTIVE") and rate ("100 Gb/sec"). */
+	ib_base(name, base, sizeof(base));
+	if (!safe_name(base) ||
+	    read_line(buf, sizeof(buf), "infiniband", base, "ports/1/state") != EB_OK)
+		return EB_ENOTSUP;
+	snprintf(l->state, sizeof(l->state), "%.23s",
+		 strchr(buf, ' ') ? strchr(buf, ' ') + 1 : buf);
+	l->up = strstr(buf, "ACTIVE") != NULL;
+	if (read_line(buf, sizeof(buf), "infiniband", base, "ports/1/rate") == EB_OK)
+		l->gbps = strtod(buf, NULL);
+	return EB_OK;
 }
 
 int eb_topo_numa_of(const char *bdf)

@@ -60,11 +60,11 @@ static int echo(struct words *w, int iters, double timeout_s)
 	return EB_OK;
 }
 
-int eb_floor_measure(int gpu, int iters, double timeout_s, double *rtt_ns)
+int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns)
 {
 	int rc = EB_ESYS;
 
-	if (gpu) {
+	if (on_gpu) {
 #ifdef EB_HAVE_CUDA
 		struct words *hw, *dw = NULL;
 		int i;

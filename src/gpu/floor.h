@@ -4,7 +4,8 @@
 #ifndef EB_GPU_FLOOR_H
 #define EB_GPU_FLOOR_H
 
-/* iters round trips into rtt_ns. 0 or a negative status after one line. */
-int eb_floor_measure(int gpu, int iters, double timeout_s, double *rtt_ns);
+/* iters round trips into rtt_ns: on_gpu 1, a kernel on the current GPU pings through mapped
+ * memory; 0, a CPU thread does. 0 or a negative status after one line. */
+int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
 #endif

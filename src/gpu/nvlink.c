@@ -85,11 +85,9 @@ int eb_nvlink_peak(const char *pci, int *links, double *link_gbytes)
 		n++;
 		speed += f[2 * i + 1].value.ui / 1e3;
 	}
-	if (n > 0) {
-		*links = n;
-		*link_gbytes = speed / n;
-		rc = EB_OK;
-	}
+	*links = n;
+	*link_gbytes = n > 0 ? speed / n : 0;
+	rc = EB_OK;
 shut_down:
 	shutdown();
 close_lib:

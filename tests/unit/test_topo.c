@@ -460,6 +460,36 @@ static void test_bind(void)
 	CHECK(sched_getaffinity(0, sizeof(after), &after) == 0 && CPU_EQUAL(&cur, &after));
 }
 
+/* Link state and speed: interfaces up, down, "unknown" with IFF_UP, no speed; an RDMA port. */
+static void test_link(void)
+{
+	struct eb_topo_link l;
+
+	add_virtual("lnkup");
+	put("sys/devices/virtual/net/lnkup/operstate", "up\n");
+	put("sys/devices/virtual/net/lnkup/speed", "100000\n");
+	add_virtual("lnkdown");
+	put("sys/devices/virtual/net/lnkdown/operstate", "down\n");
+	put("sys/devices/virtual/net/lnkdown/speed", "-1\n");
+	add_virtual("lnkunk");
+	put("sys/devices/virtual/net/lnkunk/operstate", "unknown\n");
+	put("sys/devices/virtual/net/lnkunk/flags", "0x9\n");
+	put("sys/class/infiniband/rdmatest0/ports/1/state", "4: ACTIVE\n");
+	put("sys/class/infiniband/rdmatest0/ports/1/rate", "100 Gb/sec (4X EDR)\n");
+	put("sys/class/infiniband/rdmatest1/ports/1/state", "1: DOWN\n");
+
+	CHECK(eb_topo_link("lnkup", &l) == EB_OK && l.up == 1 && l.gbps == 100.0);
+	CHECK(strcmp(l.state, "up") == 0);
+	CHECK(eb_topo_link("lnkdown", &l) == EB_OK && l.up == 0 && l.gbps == 0);
+	CHECK(strcmp(l.state, "down") == 0);
+	CHECK(eb_topo_link("lnkunk", &l) == EB_OK && l.up == 1 && l.gbps == 0);
+	CHECK(eb_topo_link("rdmatest0-rdm", &l) == EB_OK && l.up == 1 && l.gbps == 100.0);
+	CHECK(strcmp(l.state, "ACTIVE") == 0);
+	CHECK(eb_topo_link("rdmatest1", &l) == EB_OK && l.up == 0 && strcmp(l.state, "DOWN") == 0);
+	CHECK(eb_topo_link("nosuchnic", &l) == EB_ENOTSUP);
+	CHECK(eb_topo_link("../etc", &l) == EB_EINVAL);
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -479,6 +509,7 @@ int main(void)
 	test_cpulist();
 	test_should_bind();
 	test_bind();
+	test_link();
 
 	CHECK(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
 	return check_done();
