@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# fault_kill.sh PROVIDER VICTIM: kill one rank mid-run; every other rank must exit non-zero
-# within the deadline + 5 s, naming the lost rank.
+# fault_kill.sh PROVIDER VICTIM [ARGS...]: kill one rank mid-run of a write (ARGS added, e.g.
+# --mem device); every other rank must exit non-zero within the deadline + 5 s, naming the lost
+# rank, and no rank may be left.
 . "$(dirname "$0")/lib.sh"
 prov=$1 victim=$2 timeout=5
+shift 2
 "$EFABENCH" write --np 3 --provider "$prov" -b 256K -e 256K -n 1000000 -w 1 \
-	--timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
+	--timeout $timeout -v "$@" >"$WORK/out" 2>"$WORK/err" &
 job=$!
 pid=
 for _ in $(seq 100); do
@@ -29,7 +31,7 @@ if kill -0 $job 2>/dev/null; then
 fi
 wait $job
 rc=$?
-took=$(echo "$(date +%s.%N) - $start" | bc)
+took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 cat "$WORK/err" >&2
 [ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
 for r in 0 1 2; do

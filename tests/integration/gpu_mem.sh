@@ -7,6 +7,8 @@
 #   device   device payloads registered with the fabric (DMA-BUF or FI_HMEM_CUDA) on shm; needs
 #            a libfabric with CUDA: EB_CUDA_LIBFABRIC=<its lib folder> (skipped otherwise)
 #   corrupt  a flipped byte in GPU memory is caught (staged, and device where possible)
+#   kill     a rank killed during a device-memory run (staged, and device where possible): the
+#            others exit non-zero by the deadline naming it; no process keeps GPU memory
 . "$(dirname "$0")/lib.sh"
 mode=$1
 gpus=0
@@ -107,6 +109,16 @@ device)
 	grep -q "registration: \(dmabuf\|hmem-cuda\)" "$WORK/out" || fail "no registration path"
 	run alltoall 3 shm SingleDMA,MultiDMA,RoundRobinDMA --mem device --channels 2 --check
 	run sendrecv 2 shm SingleDevice --mem device --check
+	;;
+kill)
+	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
+	for args in "--mem device --staged" ${EB_CUDA_LIBFABRIC:+"--mem device"}; do
+		[ "$args" = "--mem device" ] && export LD_LIBRARY_PATH=$EB_CUDA_LIBFABRIC
+		# shellcheck disable=SC2086
+		bash "$(dirname "$0")/fault_kill.sh" shm 1 $args || fail "$args: see above"
+		left=$(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader | grep efabench)
+		[ -z "$left" ] || fail "$args: processes still hold GPU memory: $left"
+	done
 	;;
 corrupt)
 	for args in "--mem device --staged" ${EB_CUDA_LIBFABRIC:+"--mem device"}; do

@@ -6,6 +6,7 @@
 #   badput  a put aimed past the buffer is refused, naming the producer (exit 1)
 #   kill    the target dies mid-run: every rank exits non-zero within the deadline + 5 s,
 #           the initiator's proxy or producers name the lost rank; no process is left
+#   kill-gpu  the same with GPU producers: the kernel's quiet gives up, no hang (needs a GPU)
 #   gpu     GPU producers (skipped without a GPU): bw, lat, rate up to every SM, pinned memory,
 #           and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
 . "$(dirname "$0")/lib.sh"
@@ -79,13 +80,20 @@ badput)
 	grep -q "rank 0\]: error: .*outside the buffers was refused, from producer 0" "$WORK/err" ||
 		fail "the refusal does not name the producer"
 	;;
-kill)
+kill | kill-gpu)
+	producers="--producers-on cpu"
+	if [ "$mode" = kill-gpu ]; then
+		[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
+		"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
+		producers="--producers-on gpu --mem pinned"
+	fi
 	timeout=5
-	"$EFABENCH" proxy --np 2 --producers-on cpu --provider shm -b 1M -e 1M -n 1000000 -w 1 \
+	# shellcheck disable=SC2086
+	"$EFABENCH" proxy --np 2 $producers --provider shm -b 1M -e 1M -n 1000000 -w 1 \
 		--timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
 	job=$!
 	pid=
-	for _ in $(seq 100); do
+	for _ in $(seq 200); do
 		pid=$(sed -n "s/^efabench: rank 1 is pid \([0-9]*\)$/\1/p" "$WORK/err")
 		[ -n "$pid" ] && grep -q '^|--' "$WORK/out" && break
 		sleep 0.1
@@ -105,11 +113,11 @@ kill)
 	fi
 	wait $job
 	rc=$?
-	took=$(echo "$(date +%s.%N) - $start" | bc)
+	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 	cat "$WORK/err" >&2
 	[ $rc -ne 0 ] || fail "job exited 0 after losing its target"
 	grep -q "rank 0\]: error: .*\(lost rank 1\|rank 1\)" "$WORK/err" || fail "rank 0 did not name rank 1"
-	pgrep -f "efabench proxy --np 2 --producers-on cpu --provider shm -b 1M" >/dev/null &&
+	pgrep -f "efabench proxy --np 2 $producers --provider shm -b 1M" >/dev/null &&
 		fail "a rank survived"
 	echo "all ranks exited in $took s"
 	;;

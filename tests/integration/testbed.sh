@@ -5,6 +5,10 @@
 #   alltoall4x2 rdv|mpich   4 hosts x 2 rails: alltoall single/split/round-robin
 #   badtoken                the rendezvous refuses and logs a rank with the wrong token
 #   cleanup                 a run that fails half-way leaves no namespace, link or qdisc
+#   slowrail                4 hosts x 2 rails, host 2's rail 1 at half rate: matrix flags exactly
+#                           the cells through it and doctor fails host 2 naming rail1; with the
+#                           rail restored nothing is flagged and doctor passes
+#   raildown                a rail brought down on one host: doctor FAILs naming it, no hang
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -32,7 +36,7 @@ nics=rail0,rail1
 [ "$via" = mpich ] && nics=10.77.0.0/24,10.77.1.0/24
 run() { # hosts per-host efabench-args...
 	timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics "$nics" \
-		--link-gbps 2 --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
+		--link-gbps "${LINK_GBPS:-2}" --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
 	local rc=$?
 	cat "$WORK/out"
 	cat "$WORK/err" >&2
@@ -87,6 +91,40 @@ cleanup)
 	bash "$SCRIPTS/testbed.sh" up 3 2 1gbit >/dev/null || fail "rebuilding over a broken bed"
 	bash "$SCRIPTS/testbed.sh" down
 	[ -z "$(leftovers)" ] || fail "left behind: $(leftovers)"
+	;;
+slowrail)
+	[ "$via" = rdv ] || fail "slowrail runs through the rendezvous"
+	bash "$SCRIPTS/testbed.sh" up 4 2 400mbit || fail "test bed setup"
+	LINK_GBPS=0.4
+	flagged() { # JSON: the flagged cells as src>dst@chan, sorted
+		python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert len(d["results"]) == 2 * 4 * 3 and all(r["measured"] == 1 for r in d["results"])
+print(" ".join(sorted("%d>%d@%d" % (r["src"], r["dst"], r["chan"]) for r in d["results"] if r["flagged"])))' "$1"
+	}
+	want="0>2@1 1>2@1 2>0@1 2>1@1 2>3@1 3>2@1"
+	bash "$SCRIPTS/testbed.sh" rate 2 1 200mbit || fail "throttling rail 1 of host 2"
+	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.7 || fail "matrix exited $?"
+	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
+	[ "$got" = "$want" ] || fail "flagged '$got', want '$want'"
+	run 4 1 doctor -s 1M -n 4 --rounds 3 && fail "doctor passed with a slow rail"
+	grep -q "^FAIL  bandwidth rail1 .*slow with every peer" "$WORK/out" || fail "no FAIL for the slow rail"
+	[ "$(grep -c '^FAIL' "$WORK/out")" -eq 1 ] || fail "other checks failed too"
+	grep -q "^# FAIL rank 2 (${P}h2) bandwidth rail1" "$WORK/out" || fail "the failing host is not named"
+	bash "$SCRIPTS/testbed.sh" rate 2 1 400mbit || fail "restoring rail 1 of host 2"
+	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.7 || fail "matrix exited $?"
+	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
+	[ -z "$got" ] || fail "equal rails, yet flagged: $got"
+	run 4 1 doctor -s 1M -n 4 --rounds 3 || fail "doctor failed with equal rails"
+	;;
+raildown)
+	[ "$via" = rdv ] || fail "raildown runs through the rendezvous"
+	bash "$SCRIPTS/testbed.sh" up 2 2 1gbit || fail "test bed setup"
+	LINK_GBPS=1
+	bash "$SCRIPTS/testbed.sh" link 1 1 down || fail "bringing rail 1 of host 1 down"
+	run 2 1 doctor -s 1M -n 2 && fail "doctor passed with a rail down"
+	grep -q "^FAIL  link rail1 " "$WORK/out" || fail "the rail that is down is not named"
+	grep -q "^# FAIL rank 1 (${P}h1) link rail1" "$WORK/out" || fail "the host is not named"
 	;;
 *)
 	fail "unknown case $case_"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# matrix.sh CASE: efabench matrix on this host (tcp on loopback).
+#   rounds5   5 ranks (odd: one sits out each round) x 2 channels: every ordered pair measured
+#             exactly once per channel, 5 rounds, every byte checked
+#   dryrun    --dry-run prints the schedule and measures nothing
+. "$(dirname "$0")/lib.sh"
+case_=$1
+
+case "$case_" in
+rounds5)
+	timeout 120 "$EFABENCH" matrix --np 5 --provider tcp --channels 2 -s 256K -n 2 --lat-iters 5 \
+		--timeout 20 --json "$WORK/m.json" --csv "$WORK/m.csv" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/out"
+	cat "$WORK/err" >&2
+	[ $rc -eq 0 ] || fail "matrix exited $rc"
+	python3 - "$WORK/m.json" "$WORK/m.csv" <<'PY' || fail "the schedule did not measure every pair once"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 5 and d["rounds"] == 5, (d["ranks"], d["rounds"])
+cells = {(r["src"], r["dst"], r["chan"]): r for r in d["results"]}
+want = {(s, t, c) for s in range(5) for t in range(5) for c in range(2) if s != t}
+assert set(cells) == want and len(d["results"]) == len(want), sorted(set(cells) ^ want)
+for r in d["results"]:
+    assert r["measured"] == 1, r
+    assert r["wrong"] == 0 and r["gbps"] > 0 and r["lat_us"] > 0, r
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(want), len(rows)
+PY
+	grep -q "^# Out of bounds values : 0 OK" "$WORK/out" || fail "no verification line"
+	;;
+dryrun)
+	"$EFABENCH" matrix --np 4 --provider tcp --dry-run >"$WORK/out" 2>&1 || fail "dry run exited $?"
+	cat "$WORK/out"
+	grep -q "3 rounds of disjoint pairs" "$WORK/out" || fail "no schedule printed"
+	grep -q "Gbps, rows = source" "$WORK/out" && fail "a dry run measured"
+	;;
+*)
+	fail "unknown case $case_"
+	;;
+esac
+echo "PASS: matrix $case_"
