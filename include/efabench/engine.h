@@ -77,6 +77,11 @@ int eb_progress(struct eb_engine *e);
  * or another negative status (printed). */
 int eb_engine_step(struct eb_engine *e, uint64_t deadline);
 
+/* Steps until a completion arrives or max_polls polls came up empty: a waiter whose state
+ * changes only with completions looks at it once per event, not once per poll. Same returns
+ * as eb_engine_step. */
+int eb_engine_wait_event(struct eb_engine *e, uint64_t deadline, unsigned max_polls);
+
 /* Posts: EB_OK, EB_AGAIN, or a negative status (printed). The request must stay put until
  * done. imm is sent as remote CQ data. */
 int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,

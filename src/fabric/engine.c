@@ -238,17 +238,12 @@ int eb_progress(struct eb_engine *e)
 	return seen;
 }
 
-int eb_engine_step(struct eb_engine *e, uint64_t deadline)
+/* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
+static int idle(struct eb_engine *e, uint64_t deadline)
 {
 	uint64_t now;
-	int rc = eb_progress(e);
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	if (rc > 0) {
-		e->idle_polls = 0;
-		return EB_OK;
-	}
 	/* Oversubscribed, the peer we wait for may need this core: after a short spin, give it
 	 * up on every empty poll. */
 	if (++e->idle_polls > SPIN_POLLS && e->yield)
@@ -265,6 +260,39 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 		}
 	}
 	return now > deadline ? EB_ETIMEDOUT : EB_OK;
+}
+
+int eb_engine_step(struct eb_engine *e, uint64_t deadline)
+{
+	int rc = eb_progress(e);
+
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		e->idle_polls = 0;
+		return EB_OK;
+	}
+	return idle(e, deadline);
+}
+
+int eb_engine_wait_event(struct eb_engine *e, uint64_t deadline, unsigned max_polls)
+{
+	unsigned k;
+	int rc;
+
+	for (k = 0; k < max_polls; k++) {
+		rc = eb_progress(e);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			e->idle_polls = 0;
+			return EB_OK;
+		}
+		rc = idle(e, deadline);
+		if (rc != EB_OK)
+			return rc;
+	}
+	return EB_OK;
 }
 
 static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)

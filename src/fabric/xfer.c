@@ -276,7 +276,9 @@ int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const stru
 			pending += eb_imm_count(e, w[i].peer, w[i].chan) < w[i].count;
 		if (pending == 0)
 			return EB_OK;
-		rc = eb_engine_step(e, deadline);
+		/* The transfers change only with completions; after 16 empty polls look anyway, to
+		 * retry posts the provider refused for lack of room. */
+		rc = eb_engine_wait_event(e, deadline, 16);
 		if (rc == EB_ETIMEDOUT)
 			report_timeout(e, xs, n, w, nw);
 		if (rc != EB_OK)
