@@ -53,6 +53,7 @@ struct eb_opts {
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;
+	int quiet;	 /* no progress line on stderr */
 	long corrupt_at; /* < 0: off; else the receiver flips this byte after each arrival */
 	int corrupt_key; /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	int sizes_given, iters_given; /* -b/-e, -n on the command line: a subcommand's finish
@@ -90,6 +91,9 @@ struct eb_cmd {
 	 * exit status after one line saying why not. */
 	int (*probe)(const struct eb_opts *o);
 	int one_host; /* every rank on this host: the rendezvous is refused */
+	/* A tool rather than a benchmark (plot, report): takes its whole command line, positional
+	 * arguments too, parses it itself and returns the exit status (nothing above is used). */
+	int (*tool)(int argc, char **argv);
 };
 
 #endif

@@ -1,9 +1,11 @@
 #include "harness.h"
 #include "harness_out.h"
+#include "efabench/size.h"
 #include "efabench/topo.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../report/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +142,13 @@ static void summarise(const struct eb_bench *b, const struct eb_report *rep, str
 	res->nics = eb_variant_nics(rep->c->e, res->var, rep->c->nranks);
 	cap = rep->link_gbps * res->nics;
 	res->busbw = cap > 0 ? 100.0 * res->gbps / cap : -1.0;
+}
+
+/* What the progress line weighs a (size, variant) by: its bytes moved, plus a fixed cost per
+ * iteration (about what a 64 KiB write takes), so that small sizes count too. */
+static double point_work(const struct eb_opts *o, uint64_t size)
+{
+	return (double)(o->warmup + o->iters) * ((double)size + 65536.0);
 }
 
 /* Every group of one (size, variant): warm-up, then the timed phase. */
@@ -367,6 +376,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	struct eb_engine e;
 	struct eb_ctx c = {.o = o, .rank = boot->rank, .nranks = boot->size, .peer = -1};
 	struct eb_report rep = {.b = b, .c = &c};
+	struct eb_progress prog = {0};
 	struct eb_fabric_opts fab;
 	double *samples = NULL, *pooled = NULL;
 	uint64_t wrong_total = 0;
@@ -412,19 +422,27 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		goto teardown;
 	if (c.rank == 0)
 		eb_harness_header(&rep);
+	eb_progress_start(&prog, c.rank == 0 && !o->quiet, o->cmd->name, 0);
+	for (s = 0; s < o->nsizes; s++)
+		prog.total += point_work(o, o->sizes[s]) * rep.nvars;
 	for (s = 0; s < o->nsizes; s++) {
 		c.bytes = (size_t)o->sizes[s];
 		for (v = 0; v < rep.nvars; v++) {
 			struct eb_result *res = &rep.res[s * rep.nvars + v];
+			char step[64], size[16];
 
 			c.var = rep.vars[v];
 			res->size = o->sizes[s];
 			res->var = c.var;
+			eb_size_format(o->sizes[s], size, sizeof(size));
+			snprintf(step, sizeof(step), "%s %s", c.var->name[c.sel], size);
+			eb_progress_step(&prog, step, point_work(o, o->sizes[s]));
 			rc = run_point(b, &c, &rep, res, samples, pooled);
 			if (rc != EB_OK)
 				goto teardown;
 			wrong_total += res->wrong;
 		}
+		eb_progress_clear(&prog);
 		if (c.rank == 0)
 			eb_harness_row(&rep, s);
 	}
@@ -437,6 +455,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc == EB_OK)
 		rc = file_rc;
 teardown:
+	eb_progress_clear(&prog);
 	eb_payload_unland(&c);
 	b->teardown(&c);
 	eb_stage_destroy(c.stage);

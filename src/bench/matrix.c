@@ -299,8 +299,8 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		goto free_tables;
 	eb_harness_tune(o, e.prov, &chunk, &window);
 	rc = eb_pairs_open(&pairs, &e, (size_t)mo->size, (enum eb_mem_kind)o->mem, chunk, window);
-	plan =
-	    (struct eb_pairs_plan){m.rounds, mo->warm, mo->iters, mo->lat_iters, o->fab.timeout_s};
+	plan = (struct eb_pairs_plan){m.rounds,	     mo->warm,	       mo->iters,
+				      mo->lat_iters, o->fab.timeout_s, o->quiet ? NULL : "matrix"};
 	if (rc == EB_OK)
 		rc = eb_pairs_run(pairs, &plan, &mine, &m.elapsed_s);
 	if (rc == EB_OK)

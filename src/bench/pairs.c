@@ -4,7 +4,9 @@
 #include "efabench/xfer.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../report/progress.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,13 +220,19 @@ int eb_pairs_run(struct eb_pairs *p, const struct eb_pairs_plan *plan, struct eb
 	int r, ch, d, me = e->rank, nch = e->nchan, rc = EB_OK;
 	struct eb_cell *cells = calloc((size_t)plan->rounds * (size_t)nch * 2, sizeof(*cells));
 	uint64_t start = eb_now_ns();
+	struct eb_progress prog;
 
 	if (cells == NULL) {
 		eb_err("out of memory for %d rounds of cells", plan->rounds);
 		return EB_ENOMEM;
 	}
+	eb_progress_start(&prog, plan->name != NULL && me == 0, plan->name, plan->rounds);
 	for (r = 0; r < plan->rounds && rc == EB_OK; r++) {
 		int peer = eb_pairs_partner(e->size, r, me);
+		char step[32];
+
+		snprintf(step, sizeof(step), "round %d of %d", r + 1, plan->rounds);
+		eb_progress_step(&prog, step, 1);
 
 		for (ch = 0; ch < nch && rc == EB_OK; ch++)
 			for (d = 0; d < 2 && rc == EB_OK; d++) {
@@ -241,6 +249,7 @@ int eb_pairs_run(struct eb_pairs *p, const struct eb_pairs_plan *plan, struct eb
 						   cell);
 			}
 	}
+	eb_progress_clear(&prog);
 	if (rc == EB_OK)
 		rc = eb_boot_barrier(e->boot, eb_engine_deadline(e));
 	*elapsed_s = (double)(eb_now_ns() - start) * 1e-9;

@@ -46,6 +46,7 @@ struct eb_pairs_plan {
 	int rounds;
 	long warm, iters, lat_iters;
 	double timeout_s;
+	const char *name; /* the progress line's subcommand; NULL: no progress line */
 };
 
 /* Run the schedule (collective, a barrier before each phase). *mine (malloc'd) gets the

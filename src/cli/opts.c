@@ -138,6 +138,8 @@ static const struct eb_opt always[] = {
     {"timeout", 0, "SEC", eb_opt_dbl, O(fab.timeout_s), 0, 1e9,
      "deadline of every wait (default 30); a lost rank is named"},
     {"verbose", 'v', NULL, eb_opt_flag, O(verbose), 0, 0, "launcher and setup details on stderr"},
+    {"quiet", 'q', NULL, eb_opt_flag, O(quiet), 0, 0,
+     "no progress line (drawn on stderr only when it is a terminal)"},
 };
 
 #define GROUP(bit, title, rows)                                                                    \
