@@ -118,6 +118,40 @@ static int job_exit_code(const struct child *c, int np)
 	return code;
 }
 
+/* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+/* After an abort: a stopped rank (SIGSTOP, SIGTSTP) will never exit by itself, and it is
+ * the likely reason the others gave up, so name it and end it now instead of after the
+ * grace period. A traced one ('t', a debugger) is left to its grace. */
+static void end_stopped(struct child *c, int np)
+{
+	int i;
+
+	for (i = 0; i < np; i++)
+		if (!c[i].exited && proc_state(c[i].pid) == 'T') {
+			eb_err("rank %d (pid %d) is stopped (a SIGSTOP or SIGTSTP): it stopped "
+			       "answering; killing it",
+			       i, (int)c[i].pid);
+			kill(c[i].pid, SIGKILL);
+		}
+}
+
 int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 {
 	struct child *c = calloc((size_t)np, sizeof(*c));
@@ -171,8 +205,10 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 			running += !c[i].exited;
 		if (running == 0)
 			break;
-		if (hub.aborted && kill_at == 0)
+		if (hub.aborted && kill_at == 0) {
 			kill_at = eb_deadline(grace_s);
+			end_stopped(c, np);
+		}
 		if (kill_at != 0 && eb_now_ns() > kill_at) {
 			for (i = 0; i < np; i++) {
 				if (!c[i].exited) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # fault_kill.sh PROVIDER VICTIM [ARGS...]: kill one rank mid-run of a write (ARGS added, e.g.
 # --mem device); every other rank must exit non-zero within the deadline + 5 s, naming the lost
-# rank, and no rank may be left.
+# rank, and no rank may be left. FAULT_SIGNAL=STOP stops the rank instead (a stuck rank): the
+# others give up at the deadline and the launcher names the stopped rank and ends it.
 . "$(dirname "$0")/lib.sh"
-prov=$1 victim=$2 timeout=5
+prov=$1 victim=$2 timeout=5 sig=${FAULT_SIGNAL:-KILL}
 shift 2
 "$EFABENCH" write --np 3 --provider "$prov" -b 256K -e 256K -n 1000000 -w 1 \
 	--timeout $timeout -v "$@" >"$WORK/out" 2>"$WORK/err" &
@@ -18,7 +19,7 @@ done
 [ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
 sleep 0.5
 start=$(date +%s.%N)
-kill -9 "$pid"
+kill -"$sig" "$pid"
 # The launcher reaps every rank; bound the whole job by the deadline + 5 s.
 for _ in $(seq $(((timeout + 5) * 10))); do
 	kill -0 $job 2>/dev/null || break
@@ -34,11 +35,16 @@ rc=$?
 took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 cat "$WORK/err" >&2
 [ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
-for r in 0 1 2; do
-	[ $r -eq "$victim" ] && continue
-	grep -q "efabench\[rank $r\]: error: lost rank $victim" "$WORK/err" ||
-		fail "rank $r did not name lost rank $victim"
-done
+if [ "$sig" = STOP ]; then
+	grep -q "efabench: error: rank $victim (pid $pid) is stopped" "$WORK/err" ||
+		fail "the launcher did not name stopped rank $victim"
+else
+	for r in 0 1 2; do
+		[ $r -eq "$victim" ] && continue
+		grep -q "efabench\[rank $r\]: error: lost rank $victim" "$WORK/err" ||
+			fail "rank $r did not name lost rank $victim"
+	done
+fi
 # No rank may outlive the job.
 pgrep -f "efabench write --np 3 --provider $prov -b 256K" >/dev/null && fail "a rank survived"
 echo "PASS: all ranks exited in ${took} s, rc=$rc"
