@@ -7,11 +7,13 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -118,6 +120,58 @@ static int job_exit_code(const struct child *c, int np)
 	return code;
 }
 
+static volatile sig_atomic_t interrupted; /* the signal that asked the launcher to stop */
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+/* Ctrl-C, SIGTERM, a closed terminal: end the ranks and clean up after them rather than die
+ * at once (the ranks would follow by PDEATHSIG, leaving their shared-memory segments). Set
+ * after the forks, so that ranks keep the default actions. */
+static void catch_interrupts(struct sigaction *old)
+{
+	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESTART};
+	int sigs[3] = {SIGINT, SIGTERM, SIGHUP}, i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+}
+
+static void restore_interrupts(const struct sigaction *old)
+{
+	int sigs[3] = {SIGINT, SIGTERM, SIGHUP}, i;
+
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+}
+
+/* shm's segments are named "<pid>:<uid>:<endpoint>" in /dev/shm by libfabric 1.17 to 2.x; a
+ * rank that died by a signal could not unlink its own. */
+static void unlink_segments(const struct child *c, int np)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *ent;
+	char prefix[64];
+	int i;
+
+	if (d == NULL)
+		return;
+	while ((ent = readdir(d)) != NULL)
+		for (i = 0; i < np; i++) {
+			if (c[i].pid <= 0 || !c[i].exited || !WIFSIGNALED(c[i].status))
+				continue;
+			snprintf(prefix, sizeof(prefix), "%d:%u:", (int)c[i].pid,
+				 (unsigned)getuid());
+			if (strncmp(ent->d_name, prefix, strlen(prefix)) == 0 &&
+			    unlinkat(dirfd(d), ent->d_name, 0) == 0)
+				eb_dbg("removed /dev/shm/%s left by rank %d", ent->d_name, i);
+		}
+	closedir(d);
+}
+
 /* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
 static char proc_state(pid_t pid)
 {
@@ -159,7 +213,8 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 	pid_t parent = getpid();
 	struct eb_hub hub;
 	uint64_t kill_at = 0;
-	int i, j, code = 1;
+	struct sigaction old_actions[3];
+	int i, j, code = 1, forwarded = 0;
 
 	if (c == NULL || hub_fds == NULL) {
 		eb_err("cannot allocate the launcher's tables for %d ranks", np);
@@ -195,8 +250,19 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 		goto kill_children;
 	hub.why_closed = why_closed;
 	hub.owner = c;
+	interrupted = 0;
+	catch_interrupts(old_actions);
 	for (;;) {
 		int running = 0;
+
+		if (interrupted && !forwarded) {
+			eb_err("interrupted (%s): ending every rank", strsignal(interrupted));
+			for (i = 0; i < np; i++)
+				if (!c[i].exited)
+					kill(c[i].pid, SIGTERM);
+			forwarded = 1;
+			kill_at = eb_deadline(2.0);
+		}
 
 		/* Process exits, not the hub's count of live ranks, decide when the job is over. */
 		eb_hub_poll(&hub, 50);
@@ -212,16 +278,19 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 		if (kill_at != 0 && eb_now_ns() > kill_at) {
 			for (i = 0; i < np; i++) {
 				if (!c[i].exited) {
-					eb_err("rank %d did not exit within %.0f s of the abort; "
+					eb_err("rank %d did not exit within %.0f s of the %s; "
 					       "killing it",
-					       i, grace_s);
+					       i, forwarded ? 2.0 : grace_s,
+					       forwarded ? "interrupt" : "abort");
 					kill(c[i].pid, SIGKILL);
 				}
 			}
 			kill_at = eb_deadline(3600);
 		}
 	}
-	code = job_exit_code(c, np);
+	restore_interrupts(old_actions);
+	unlink_segments(c, np);
+	code = forwarded ? 1 : job_exit_code(c, np);
 	eb_hub_fini(&hub);
 	goto free_tables;
 

@@ -45,6 +45,8 @@ else
 			fail "rank $r did not name lost rank $victim"
 	done
 fi
+# The launcher removes the shared-memory segment the killed rank could not.
+ls /dev/shm | grep -q "^$pid:" && fail "rank $victim (pid $pid) left /dev/shm/$(ls /dev/shm | grep "^$pid:")"
 # No rank may outlive the job.
 pgrep -f "efabench write --np 3 --provider $prov -b 256K" >/dev/null && fail "a rank survived"
 echo "PASS: all ranks exited in ${took} s, rc=$rc"
