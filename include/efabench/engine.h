@@ -52,9 +52,13 @@ struct eb_engine {
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
 	unsigned idle_polls; /* empty polls in a row */
-	int yield;	     /* give the core up between empty polls (eb_poll_decide) */
-	int cores;	     /* in this process's affinity mask, when the policy was chosen */
-	int failed;	     /* a CQ error or lost peer was reported: later calls fail fast */
+	/* Testing aid (0: off): chunk K of every chunked write is written at chunk K-1's offset,
+	 * to prove that verification catches misplaced data. Set by the caller, never by
+	 * default. */
+	size_t misplace_chunk;
+	int yield;  /* give the core up between empty polls (eb_poll_decide) */
+	int cores;  /* in this process's affinity mask, when the policy was chosen */
+	int failed; /* a CQ error or lost peer was reported: later calls fail fast */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
 	void (*on_write)(void *arg, int src, int chan, uint32_t tag);

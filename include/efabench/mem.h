@@ -36,6 +36,9 @@ const char *eb_mem_kind_name(enum eb_mem_kind k); /* "host", "pinned", "device" 
 /* 1 when the build has CUDA; the GPU count CUDA sees (0 without CUDA or a driver). */
 int eb_mem_have_cuda(void);
 int eb_mem_gpu_count(void);
+/* Why CUDA sees no GPU, for a one-line refusal ("no CUDA driver: ...", "a build without
+ * CUDA"); NULL when it sees one. Initialises CUDA in the calling process. */
+const char *eb_mem_gpu_absent(void);
 
 /* The GPU's PCI address as sysfs spells it ("0000:53:00.0"); EB_ENOTSUP without CUDA. */
 int eb_mem_gpu_pci(int gpu, char *bdf, size_t len);

@@ -53,9 +53,10 @@ struct eb_opts {
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;
-	int quiet;	 /* no progress line on stderr */
-	long corrupt_at; /* < 0: off; else the receiver flips this byte after each arrival */
-	int corrupt_key; /* testing aid: rank 0 writes with wrong keys (CQ error path) */
+	int quiet;	     /* no progress line on stderr */
+	long corrupt_at;     /* < 0: off; else the receiver flips this byte after each arrival */
+	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
+	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
 	int sizes_given, iters_given; /* -b/-e, -n on the command line: a subcommand's finish
 				       * may choose its own defaults where they are not */
 	uint64_t sizes[EB_MAX_SIZES];

@@ -283,13 +283,16 @@ static int validate(const void *arg, void *out)
 	int n, gpu, rc;
 
 	if (o->mem != EB_MEM_HOST || o->want_gpu) {
-		n = eb_mem_gpu_count();
+		const char *why = eb_mem_gpu_absent();
+
+		n = why == NULL ? eb_mem_gpu_count() : 0;
 		gpu = o->gpu >= 0 ? o->gpu : 0;
 		if (n == 0) {
-			eb_err("%s%s needs a GPU, and CUDA sees none",
+			eb_err("%s%s needs a GPU, and CUDA sees none (%s)",
 			       o->mem != EB_MEM_HOST ? "--mem " : "",
 			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem)
-						     : "--producers-on gpu (the default)");
+						     : "--producers-on gpu (the default)",
+			       why);
 			return 2;
 		}
 		if (gpu >= n) {
@@ -401,6 +404,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc != EB_OK)
 		return rc;
 	c.e = &e;
+	e.misplace_chunk = (size_t)o->misplace_chunk;
 	eb_harness_tune(o, e.prov, &c.chunk, &c.window);
 	rep.launcher = boot->ops->name;
 	rep.link_gbps = e.chan[0].nic.link_gbps;

@@ -6,6 +6,7 @@
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
 #include "efabench/pattern_mix.h"
+#include "efabench/mem.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
@@ -621,12 +622,22 @@ free_host:
 
 struct probe_result {
 	int rc, ngpus, bad_a, bad_b;
+	char why[160]; /* why CUDA sees no GPU */
 };
 
 static int probe_gpus(const void *arg, void *out)
 {
 	struct probe_result *r = out;
+	const char *why;
 
+	memset(r, 0, sizeof(*r));
+	why = eb_mem_gpu_absent();
+	if (why != NULL) {
+		snprintf(r->why, sizeof(r->why), " (%s)", why);
+		r->ngpus = 0;
+		r->rc = EB_OK;
+		return 0;
+	}
 	r->rc = eb_ik_probe(*(const int *)arg, &r->ngpus, &r->bad_a, &r->bad_b);
 	return 0;
 }
@@ -643,8 +654,8 @@ static int ipc_probe(const struct eb_opts *o)
 		return -1;
 	if (r.rc != EB_OK || r.ngpus < 2) {
 		eb_err("efabench ipc needs two or more GPUs that can access each other's memory; "
-		       "CUDA sees %d",
-		       r.ngpus);
+		       "CUDA sees %d%s",
+		       r.ngpus, r.why);
 		return -2;
 	}
 	if (o->np == 1 || o->np > r.ngpus) {

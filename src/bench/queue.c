@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "efabench/gpuq.h"
 #include "efabench/stats.h"
+#include "efabench/mem.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
@@ -383,8 +384,16 @@ static int queue_main(const struct eb_opts *eo)
 	struct eb_table t = {0};
 	struct eb_doc d = {0};
 	uint64_t wrong = 0;
+	const char *why;
 	int i, rc;
 
+	/* One process: nothing started yet, so a missing GPU is bad input like any other. */
+	if (c.gpu && (why = eb_mem_gpu_absent()) != NULL) {
+		eb_err("--producers-on gpu (the default) needs a GPU, and CUDA sees none (%s); "
+		       "--producers-on cpu runs the same protocol with CPU threads",
+		       why);
+		return EB_EINVAL;
+	}
 	if (c.gpu) {
 #ifdef EB_HAVE_CUDA
 		c.sms = eb_qk_sm_count();

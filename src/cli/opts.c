@@ -132,7 +132,32 @@ static const struct eb_opt testing[] = {
      "testing aid: every receiver flips byte B of what lands"},
     {"corrupt-key", 0, NULL, eb_opt_flag, O(corrupt_key), 0, 0,
      "testing aid: rank 0 writes with wrong remote keys"},
+    {"misplace-chunk", 0, "K", eb_opt_lng, O(misplace_chunk), 1, 1e9,
+     "testing aid: chunk K of every write lands where chunk K-1 belongs"},
 };
+
+static int given(int argc, char **argv, const char *name, char key);
+
+/* Testing aids corrupt runs on purpose: they take EFABENCH_TESTING=1 as well, so that no
+ * command line copied into a job script turns one on by accident. */
+static int finish_testing(int argc, char **argv)
+{
+	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk",
+					   "bad-put"};
+	const char *env = getenv("EFABENCH_TESTING");
+	size_t i;
+
+	if (env != NULL && strcmp(env, "1") == 0)
+		return EB_OK;
+	for (i = 0; i < sizeof(aids) / sizeof(aids[0]); i++)
+		if (given(argc, argv, aids[i], 0)) {
+			eb_err("--%s is a testing aid that corrupts the run on purpose: it also "
+			       "takes EFABENCH_TESTING=1 in the environment",
+			       aids[i]);
+			return EB_EINVAL;
+		}
+	return EB_OK;
+}
 
 static const struct eb_opt always[] = {
     {"timeout", 0, "SEC", eb_opt_dbl, O(fab.timeout_s), 0, 1e9,
@@ -271,7 +296,9 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 		return rc;
 	o->sizes_given = given(argc, argv, "minbytes", 'b') || given(argc, argv, "maxbytes", 'e');
 	o->iters_given = given(argc, argv, "iters", 'n');
-	rc = finish_mem(o);
+	rc = finish_testing(argc, argv);
+	if (rc == EB_OK)
+		rc = finish_mem(o);
 	if (rc == EB_OK && cmd->finish != NULL)
 		rc = cmd->finish(o, own);
 	if (rc == EB_OK)

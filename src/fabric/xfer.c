@@ -186,6 +186,12 @@ static size_t postable(const struct eb_xfer *x)
 	return x->copied;
 }
 
+/* The testing aid's shift of the chunk being posted: one chunk back for chunk K. */
+static size_t misplaced(const struct eb_xfer *x)
+{
+	return x->e->misplace_chunk > 0 && x->posted == x->e->misplace_chunk ? x->chunk : 0;
+}
+
 int eb_xfer_step(struct eb_xfer *x)
 {
 	if (x->stage != NULL && x->status == EB_OK) {
@@ -206,7 +212,7 @@ int eb_xfer_step(struct eb_xfer *x)
 			imm = (imm & 0xffffu) | (uint32_t)(x->posted & 0xffffu) << 16;
 		if (x->op == EB_OP_WRITE)
 			rc = eb_post_write(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc,
-					   x->raddr + off, x->rkey, imm);
+					   x->raddr + off - misplaced(x), x->rkey, imm);
 		else if (x->op == EB_OP_SEND)
 			rc = eb_post_send(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc);
 		else

@@ -59,6 +59,24 @@ int eb_mem_gpu_count(void)
 	return n;
 }
 
+const char *eb_mem_gpu_absent(void)
+{
+	static char why[160];
+	cudaError_t err;
+	int n = 0;
+
+	err = cudaGetDeviceCount(&n);
+	if (err == cudaSuccess && n > 0)
+		return NULL;
+	cudaGetLastError();
+	if (err == cudaSuccess || err == cudaErrorNoDevice)
+		return "no CUDA-capable device";
+	snprintf(why, sizeof(why), "%s: %s",
+		 err == cudaErrorInsufficientDriver ? "no usable CUDA driver" : "CUDA fails",
+		 cudaGetErrorString(err));
+	return why;
+}
+
 int eb_mem_use_gpu(int gpu)
 {
 	cudaError_t err = cudaSetDevice(gpu);
@@ -252,6 +270,11 @@ int eb_mem_have_cuda(void)
 int eb_mem_gpu_count(void)
 {
 	return 0;
+}
+
+const char *eb_mem_gpu_absent(void)
+{
+	return "a build without CUDA";
 }
 
 int eb_mem_use_gpu(int gpu)

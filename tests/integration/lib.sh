@@ -6,6 +6,8 @@ WORK=$(mktemp -d /tmp/efabench-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 # The sockets provider's progress thread sleeps between polls unless told not to.
 export FI_SOCKETS_PE_WAITTIME=0
+# The testing aids (--corrupt-at, --misplace-chunk, ...) also need this; tests use them on purpose.
+export EFABENCH_TESTING=1
 
 fail() {
 	echo "FAIL: $*" >&2

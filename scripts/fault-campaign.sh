@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# fault-campaign.sh [TRIALS]: random rank faults, counted. For every benchmark (write, sendrecv,
+# alltoall on shm and tcp, proxy with CPU producers) and every fault (SIGKILL: a dead rank;
+# SIGSTOP: a stuck one), TRIALS times: start a run that takes about RUN_S seconds, hit a random
+# rank at a random moment, then require that the job ends within RUN_S + deadline + 5 s with
+# a non-zero status, that a line names the victim (a survivor's "lost rank V", or the
+# launcher's "rank V (pid P) killed" / "is stopped"), and that no process and no /dev/shm
+# segment of the job is left. Prints one line per trial and a table of counts; exit 1 if any
+# trial failed. EFABENCH names the binary (default build/efabench); TIMEOUT the deadline (2).
+set -u
+cd "$(dirname "$0")/.."
+bin=${EFABENCH:-build/efabench}
+trials=${1:-50}
+deadline=${TIMEOUT:-2}
+run_s=${RUN_S:-1.5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+total=0 failed=0
+declare -A ok bad late
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+
+# The command of a run of about run_s seconds: -n from a calibration run's mean iteration.
+calibrate() { # name args...
+	local name=$1
+	shift
+	"$bin" "$@" -n 50 -w 2 -q --json "$work/cal.json" >/dev/null 2>&1 || return 1
+	python3 - "$work/cal.json" "$run_s" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = max(r["lat_us"] for r in d["results"]) * 1e-6 * len(d["results"])
+print(max(10, int(float(sys.argv[2]) / t)))
+PY
+}
+
+trial() { # name signal np args...
+	local name=$1 sig=$2 np=$3 victim pid job start end rc took p pids verdict
+	shift 3
+	"$bin" "$@" --timeout "$deadline" -q -v >"$work/out" 2>"$work/err" &
+	job=$!
+	for _ in $(seq 100); do
+		[ "$(grep -c ' is pid ' "$work/err")" -ge "$np" ] && break
+		sleep 0.05
+	done
+	victim=$((RANDOM % np))
+	pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$work/err")
+	pids=$(sed -n 's/^efabench: rank [0-9]* is pid \([0-9]*\)$/\1/p' "$work/err")
+	sleep "$(awk -v r=$RANDOM -v s="$run_s" 'BEGIN { printf "%.2f", 0.05 + r / 32768 * s * 0.8 }')"
+	start=$(now)
+	if [ -z "$pid" ] || ! kill -"$sig" "$pid" 2>/dev/null; then
+		wait $job
+		echo "$name $sig: rank $victim had already exited; not counted"
+		return
+	fi
+	limit=$(awk -v r="$run_s" -v d="$deadline" 'BEGIN { print int(r + d + 5) + 1 }')
+	for _ in $(seq $((limit * 10))); do
+		kill -0 $job 2>/dev/null || break
+		sleep 0.1
+	done
+	verdict=ok
+	if kill -0 $job 2>/dev/null; then
+		verdict="still running after ${limit} s"
+		pkill -9 -P $job
+		kill -9 $job
+	fi
+	wait $job
+	rc=$?
+	end=$(now)
+	took=$(secs "$end" "$start")
+	[ "$verdict" = ok ] && [ $rc -eq 0 ] && verdict="exit 0 after losing rank $victim"
+	if [ "$verdict" = ok ] && ! grep -Eq "lost rank $victim\b|rank $victim \(pid $pid\) (killed|is stopped)" "$work/err"; then
+		verdict="no line names rank $victim"
+	fi
+	for p in $pids; do
+		if [ "$verdict" = ok ] && [ -d /proc/$p ] && grep -q efabench /proc/$p/cmdline 2>/dev/null; then
+			verdict="rank pid $p left running"
+			kill -9 "$p"
+		fi
+		if [ "$verdict" = ok ] && ls /dev/shm | grep -q "^$p:"; then
+			verdict="rank pid $p left a /dev/shm segment"
+		fi
+	done
+	total=$((total + 1))
+	key="$name $sig"
+	if [ "$verdict" = ok ]; then
+		ok[$key]=$((${ok[$key]:-0} + 1))
+	else
+		bad[$key]=$((${bad[$key]:-0} + 1))
+		failed=$((failed + 1))
+		sed 's/^/    /' "$work/err" | grep -v ' is pid ' | tail -5
+	fi
+	awk -v t="$took" -v d="$deadline" 'BEGIN { exit !(t > d + 5) }' && late[$key]=$((${late[$key]:-0} + 1))
+	echo "$key: victim rank $victim, ended in $took s, status $rc: $verdict"
+}
+
+benches=(
+	"write-shm 3 write --np 3 --provider shm -b 256K -e 256K"
+	"write-tcp 3 write --np 3 --provider tcp -b 256K -e 256K"
+	"sendrecv-shm 3 sendrecv --np 3 --provider shm -b 64K -e 64K"
+	"alltoall-shm 4 alltoall --np 4 --provider shm -b 64K -e 64K"
+	"alltoall-tcp 3 alltoall --np 3 --provider tcp -b 64K -e 64K"
+	"proxy-cpu 2 proxy --np 2 --producers-on cpu --provider shm -b 1M -e 1M"
+)
+for b in "${benches[@]}"; do
+	read -r name np args <<<"$b"
+	# shellcheck disable=SC2086
+	n=$(calibrate "$name" $args) || { echo "$name: calibration run failed"; failed=$((failed + 1)); continue; }
+	for sig in KILL STOP; do
+		for _ in $(seq "$trials"); do
+			# shellcheck disable=SC2086
+			trial "$name" "$sig" "$np" $args -n "$n" -w 1
+		done
+	done
+done
+printf "\n| benchmark | fault | trials | caught | failed | past deadline + 5 s |\n|---|---|---:|---:|---:|---:|\n"
+for b in "${benches[@]}"; do
+	name=${b%% *}
+	for sig in KILL STOP; do
+		key="$name $sig"
+		printf "| %s | SIG%s | %d | %d | %d | %d |\n" "$name" "$sig" $((${ok[$key]:-0} + ${bad[$key]:-0})) \
+			"${ok[$key]:-0}" "${bad[$key]:-0}" "${late[$key]:-0}"
+	done
+done
+echo "$total trials, $failed failed"
+[ "$failed" -eq 0 ]
