@@ -11,10 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Every subcommand, in `efabench --help` order. Adding one: its file, and its name here. */
 #define EB_CMDS(X)                                                                                 \
-	X(write) X(sendrecv) X(alltoall) X(proxy) X(matrix) X(doctor) X(queue) X(ipc) X(info)
+	X(write)                                                                                   \
+	X(sendrecv)                                                                                \
+	X(alltoall) X(proxy) X(matrix) X(doctor) X(queue) X(ipc) X(info) X(plot) X(report)
 
 #define DECLARE(name) extern const struct eb_cmd eb_cmd_##name;
 #define ADDRESS(name) &eb_cmd_##name,
@@ -43,20 +47,39 @@ static int rank_main(struct eb_boot *boot, void *arg)
 	return eb_exit_code(o->cmd->rank(boot, o));
 }
 
-/* An output file we cannot create is bad input: find out before any rank starts. */
-static int check_writable(const char *path)
+/* An output file we cannot write is bad input: find out before any rank starts. A file that
+ * did not exist is removed again (the run writes it at the end); a device (/dev/full) gets
+ * one byte, since only a write tells whether it takes any. */
+static int check_writable(const char *opt, const char *path)
 {
+	struct stat st;
+	int existed, fail = 0;
 	FILE *f;
 
 	if (path == NULL)
 		return EB_OK;
-	f = fopen(path, "a");
-	if (f == NULL) {
-		eb_err("cannot write %s: %s", path, strerror(errno));
+	if (path[0] == '\0') {
+		eb_err("%s needs a file name", opt);
 		return EB_EINVAL;
 	}
+	existed = stat(path, &st) == 0;
+	if (existed && S_ISDIR(st.st_mode)) {
+		eb_err("cannot write %s %s: it is a directory", opt, path);
+		return EB_EINVAL;
+	}
+	f = fopen(path, "a");
+	if (f == NULL) {
+		eb_err("cannot write %s %s: %s", opt, path, strerror(errno));
+		return EB_EINVAL;
+	}
+	if (existed && S_ISCHR(st.st_mode))
+		fail = fputc('\n', f) == EOF || fflush(f) != 0;
+	if (fail)
+		eb_err("cannot write %s %s: %s", opt, path, strerror(errno));
 	fclose(f);
-	return EB_OK;
+	if (!existed)
+		unlink(path);
+	return fail ? EB_EINVAL : EB_OK;
 }
 
 /* A rank started by an outside launcher: run it, then leave the bootstrap with its code. */
@@ -117,6 +140,14 @@ static int launch(struct eb_opts *o)
 		return run_rendezvous(o);
 	if (eb_boot_detect() == EB_LAUNCH_MPI)
 		return run_mpi(o);
+	/* srun --mpi=none (Slurm's usual default) sets no PMI variables: every task would fork a
+	 * job of its own and each would pass alone. */
+	if (getenv("SLURM_STEP_NUM_TASKS") != NULL && atoi(getenv("SLURM_STEP_NUM_TASKS")) > 1) {
+		eb_err("srun started %s tasks without a PMI (--mpi=none?): each would run alone. "
+		       "Use srun --mpi=pmix (efabench, Open MPI) or --mpi=pmi2 (efabench-mpich)",
+		       getenv("SLURM_STEP_NUM_TASKS"));
+		return 2;
+	}
 	np = o->cmd->probe != NULL ? o->cmd->probe(o) : eb_harness_probe(o);
 	if (np < 0)
 		return -np;
@@ -142,6 +173,8 @@ int main(int argc, char **argv)
 		eb_err("unknown subcommand '%s' (efabench --help lists them)", argv[1]);
 		return 2;
 	}
+	if (cmd->tool != NULL)
+		return cmd->tool(argc, argv);
 	if (cmd->own_size > 0 && (own = calloc(1, cmd->own_size)) == NULL) {
 		eb_err("out of memory");
 		return 1;
@@ -158,7 +191,7 @@ int main(int argc, char **argv)
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;
 	}
-	if (check_writable(o.csv) != EB_OK || check_writable(o.json) != EB_OK)
+	if (check_writable("--csv", o.csv) != EB_OK || check_writable("--json", o.json) != EB_OK)
 		goto free_own;
 	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o)) : launch(&o);
 free_own:

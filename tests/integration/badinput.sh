@@ -35,18 +35,101 @@ cases=(
 	"queue --batch 0"
 	"frobnicate"
 	""
+	# output files: a directory, a full device, an unwritable path, an empty name
+	"write --json /tmp"
+	"write --csv /dev/full"
+	"write --csv /proc/version"
+	"write --json /nonexistent-dir/sub/x.json"
+	"write --csv="
+	# sizes, counts and ranks
+	"write -b 1T -e 2T"
+	"write -f 0"
+	"write -n 99999999999999999999"
+	"write --window 99999999999"
+	"write --timeout nan"
+	"write --timeout inf"
+	"write --link-gbps nan"
+	"matrix --np 1"
+	"matrix -s 0"
+	"matrix -n 0"
+	"matrix --flag 2"
+	"matrix --expect -1"
+	"doctor --np 0"
+	"doctor --expect-gpus -2"
+	"doctor --min-link 0"
+	"doctor --rounds 0"
+	# memory kinds and GPU ids (no GPU here, or one that does not exist)
+	"write --mem gpu"
+	"write --staged"
+	"write --mem host --staged"
+	"write --stage-serial"
+	"write --mem device"
+	"write --gpu -1"
+	"write --gpu 99999"
+	"sendrecv --mem pinned --gpu 1023"
+	# producer shapes and GPU-only subcommands
+	"proxy --mode rate --producers 0b"
+	"proxy --mode rate --producers 3x"
+	"proxy --active 999999999"
+	"proxy --mode fast"
+	"queue --producers 1t,1w,1b,2b,4b,8b,16b"
+	"ipc --grid 0"
+	"ipc --methods foo"
+	"write --poll fast"
+	"alltoall --layout single,bogus"
+	# the rendezvous: options and environment (no token, bad root, rank out of range)
+	"write --root host --rank 0 --ranks 2"
+	"write --root 1.2.3:99999 --rank 0 --ranks 2"
+	"write --rank 2 --ranks 2 --root 127.0.0.1:5000"
+	"write --np 2 --root 127.0.0.1:5000 --rank 0 --ranks 2"
+	"EFABENCH_ROOT=nohost EFABENCH_RANK=0 EFABENCH_SIZE=2 write"
+	"EFABENCH_ROOT=127.0.0.1:5999 EFABENCH_RANK=x EFABENCH_SIZE=2 write"
+	"EFABENCH_ROOT=127.0.0.1:5999 EFABENCH_RANK=0 EFABENCH_SIZE=0 write"
+	"EFABENCH_ROOT=127.0.0.1:5999 EFABENCH_RANK=0 EFABENCH_SIZE=2 write"
+	"EFABENCH_TOKEN= EFABENCH_ROOT=127.0.0.1:5999 EFABENCH_RANK=0 EFABENCH_SIZE=2 write"
+	"FI_PROVIDER=nosuch write"
+	# testing aids need EFABENCH_TESTING=1 too, so that none is turned on by accident
+	"EFABENCH_TESTING=0 write --corrupt-at 5"
+	"EFABENCH_TESTING=0 write --corrupt-key"
+	"EFABENCH_TESTING=0 write --misplace-chunk 1"
+	"EFABENCH_TESTING=0 proxy --producers-on cpu --bad-put"
+	"write --misplace-chunk 0"
 )
+# check ENV=... ARGS...: exit 2, one line on stderr, nothing on stdout, no rank, no file left.
+check() {
+	local envs=() label="$*"
+	while [ $# -gt 0 ] && [[ $1 == *=* ]] && [[ $1 != -* ]]; do
+		envs+=("$1")
+		shift
+	done
+	(cd "$WORK/cwd" && timeout 20 env "${envs[@]}" "$EFABENCH" "$@" -v) >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	[ $rc -eq 2 ] || fail "'$label' exited $rc, want 2: $(head -c 300 "$WORK/err")"
+	if [ -n "$label" ]; then
+		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'$label' printed $(wc -l <"$WORK/err") lines on stderr, want 1: $(cat "$WORK/err")"
+		[ ! -s "$WORK/out" ] || fail "'$label' printed on stdout"
+		# -v makes the launcher name every rank it starts: none may have started.
+		! grep -q "is pid" "$WORK/err" || fail "'$label' started ranks"
+	fi
+	[ -z "$(ls -A "$WORK/cwd")" ] || fail "'$label' left $(ls -A "$WORK/cwd")"
+	echo "ok: efabench ${label:0:100} -> $(head -c 150 "$WORK/err")"
+	n=$((n + 1))
+}
+mkdir -p "$WORK/cwd"
+n=0
 for args in "${cases[@]}"; do
 	# shellcheck disable=SC2086
-	timeout 20 "$EFABENCH" $args -v >"$WORK/out" 2>"$WORK/err"
-	rc=$?
-	[ $rc -eq 2 ] || fail "'efabench $args' exited $rc, want 2"
-	if [ -n "$args" ]; then
-		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'efabench $args' printed $(wc -l <"$WORK/err") lines on stderr, want 1: $(cat "$WORK/err")"
-		[ ! -s "$WORK/out" ] || fail "'efabench $args' printed on stdout"
-		# -v makes the launcher name every rank it starts: none may have started.
-		! grep -q "is pid" "$WORK/err" || fail "'efabench $args' started ranks"
-	fi
-	echo "ok: efabench $args -> $(head -c 150 "$WORK/err")"
+	check $args
 done
-echo "PASS"
+# Arguments no list can hold: very long, not UTF-8, a file name in a directory that is not.
+long=$(printf 'x%.0s' $(seq 5000))
+check write --nics "$long"
+check write --provider "$(printf '\xff\xfe')"
+check "$(printf '\xff')"
+check write --json "$(printf '/tmp/\xff-no-such-dir/x.json')"
+check write -b "$long"
+# Output files named relative to the working directory are not created by a refused run.
+check write --json out.json --provider nosuch
+check write --csv out.csv --mem gpu
+[ "$n" -ge 60 ] || fail "only $n cases"
+echo "PASS: $n cases"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# report.sh: `efabench report -o DIR write sendrecv` with tiny sizes: index.md carries the
+# machine stamp and the exact command lines and links every table and figure, which exist;
+# then `tools/compare DIR DIR` prints B/A = 1.00 on every row.
+. "$(dirname "$0")/lib.sh"
+COMPARE=${EFABENCH_TOOLS:-$(cd "$(dirname "$0")/../../tools" && pwd)}/compare
+[ -x "$COMPARE" ] || fail "no tools/compare at $COMPARE"
+python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
+	skip "python3-matplotlib is not installed (scripts/install-deps.sh installs it)"
+
+dir=$WORK/report
+timeout 170 "$EFABENCH" report -o "$dir" write sendrecv --provider shm -b 4K -e 16K -n 3 \
+	>"$WORK/out" 2>"$WORK/err"
+rc=$?
+cat "$WORK/out"
+cat "$WORK/err" >&2
+[ $rc -eq 0 ] || fail "efabench report exited $rc"
+idx=$dir/index.md
+[ -s "$idx" ] || fail "no index.md"
+
+# The exact command lines, runnable as written.
+for b in write sendrecv; do
+	grep -qF -- "$EFABENCH $b --np 2 --provider shm -b 4K -e 16K -n 3 --json $dir/$b.json" "$idx" ||
+		fail "index.md lacks the $b command line"
+done
+grep -qF -- "$EFABENCH info" "$idx" || fail "index.md lacks the info command line"
+grep -qF -- "$EFABENCH plot $dir/write.json $dir/sendrecv.json -o $dir" "$idx" ||
+	fail "index.md lacks the plot command line"
+# The machine stamp.
+grep -qF "| machine | $(uname -n) |" "$idx" || fail "no machine name"
+grep -qF "$(uname -r)" "$idx" || fail "no kernel release"
+cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: //')
+[ -z "$cpu" ] || grep -qF "| CPU | $cpu, $(grep -c '^processor' /proc/cpuinfo) logical CPUs |" "$idx" ||
+	fail "no CPU model and count"
+grep -q "| libfabric | runtime [0-9.]*, built against [0-9.]* |" "$idx" || fail "no libfabric version"
+grep -q "| provider | shm " "$idx" || fail "no provider"
+grep -q "| CUDA | " "$idx" || fail "no CUDA line"
+grep -q "| NICs used | shm |" "$idx" || fail "no NICs"
+# Every table and figure, present and linked.
+for f in write.md sendrecv.md write.json sendrecv.json write-bandwidth.png write-latency.png \
+	sendrecv-bandwidth.png sendrecv-latency.png info.txt; do
+	[ -s "$dir/$f" ] || fail "$f missing or empty"
+	grep -qF "($f)" "$idx" || fail "index.md does not link $f"
+done
+for b in write sendrecv; do
+	grep -q '^|  *Size |' "$dir/$b.md" || fail "$b.md has no table"
+	grep -q '^```$' "$dir/$b.md" || fail "$b.md has no code block for the header"
+done
+check_json "$dir/write.json" 9 0
+
+"$COMPARE" "$dir" "$dir" >"$WORK/cmp" || fail "tools/compare exited $?"
+cat "$WORK/cmp"
+python3 - "$WORK/cmp" <<'PY' || fail "compare of a report with itself is not 1.00 everywhere"
+import sys
+rows = [l.strip().strip("|").split("|") for l in open(sys.argv[1]) if l.startswith("| ")]
+ratios = [r[-1].strip() for r in rows if len(r) >= 4 and r[-1].strip() not in ("B/A",)]
+assert len(ratios) >= 9 + 3, len(ratios)  # write: 3 sizes x 3 variants, sendrecv: 3 sizes
+assert set(ratios) == {"1.00"}, set(ratios)
+text = open(sys.argv[1]).read()
+assert "## write" in text and "## sendrecv" in text
+PY
+echo PASS
