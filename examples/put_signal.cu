@@ -1,7 +1,9 @@
 /* The shortest program that shows efabench's GPU-initiated put API: two ranks on this host
  * (forked here); rank 0's kernel puts a buffer to rank 1 with a signal through its CPU proxy,
  * rank 1's kernel waits for the signal and checks every word. Build: cmake (built beside
- * efabench when CUDA is found); run: ./put_signal [bytes]. Exit 0 when every word arrived. */
+ * efabench when CUDA is found), or against an installed efabench with examples/Makefile
+ * (nvcc put_signal.cu $(pkg-config --cflags --libs efabench)); run: ./put_signal [bytes].
+ * Exit 0 when every word arrived. */
 #include "efabench/boot.h"
 #include "efabench/engine.h"
 #include "efabench/mem.h"
