@@ -23,30 +23,54 @@ static int grid_for(size_t words)
 	return g == 0 ? 1 : g > 8192 ? 8192 : (int)g;
 }
 
-__global__ void fill_kernel(uint64_t *w, size_t words, unsigned char *tail, size_t tail_len,
-			    uint64_t seed, uint64_t base)
+/* Payload slots start at any byte (a slot per peer of an odd size): words are stored and
+ * loaded whole where the buffer is 8-byte aligned, byte by byte (little-endian, like the CPU)
+ * where it is not. */
+__device__ static void store_word(unsigned char *p, uint64_t x, bool aligned)
+{
+	if (aligned) {
+		*(uint64_t *)p = x;
+		return;
+	}
+	for (int b = 0; b < 8; b++)
+		p[b] = (unsigned char)(x >> (8 * b));
+}
+
+__device__ static uint64_t load_word(const unsigned char *p, bool aligned)
+{
+	uint64_t x = 0;
+
+	if (aligned)
+		return *(const uint64_t *)p;
+	for (int b = 0; b < 8; b++)
+		x |= (uint64_t)p[b] << (8 * b);
+	return x;
+}
+
+__global__ void fill_kernel(unsigned char *buf, size_t words, size_t tail_len, uint64_t seed,
+			    uint64_t base, bool aligned)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 
 	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
-		w[i] = eb_pattern_mix(seed, base + i * 8);
+		store_word(buf + i * 8, eb_pattern_mix(seed, base + i * 8), aligned);
 	if (blockIdx.x == 0 && threadIdx.x == 0 && tail_len > 0) {
 		uint64_t x = eb_pattern_mix(seed, base + words * 8);
 
 		for (size_t b = 0; b < tail_len; b++)
-			tail[b] = (unsigned char)(x >> (8 * b)); /* little-endian, like the CPU */
+			buf[words * 8 + b] = (unsigned char)(x >> (8 * b));
 	}
 }
 
 /* res[0] counts wrong words, res[1] keeps the lowest wrong offset. */
-__global__ void check_kernel(const uint64_t *w, size_t words, const unsigned char *tail,
-			     size_t tail_len, uint64_t seed, uint64_t base, unsigned long long *res)
+__global__ void check_kernel(const unsigned char *buf, size_t words, size_t tail_len,
+			     uint64_t seed, uint64_t base, bool aligned, unsigned long long *res)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned long long bad = 0, first = ~0ull;
 
 	for (; i < words; i += (size_t)gridDim.x * blockDim.x)
-		if (w[i] != eb_pattern_mix(seed, base + i * 8)) {
+		if (load_word(buf + i * 8, aligned) != eb_pattern_mix(seed, base + i * 8)) {
 			bad++;
 			first = first < base + i * 8 ? first : base + i * 8;
 		}
@@ -54,7 +78,7 @@ __global__ void check_kernel(const uint64_t *w, size_t words, const unsigned cha
 		uint64_t x = eb_pattern_mix(seed, base + words * 8);
 
 		for (size_t b = 0; b < tail_len; b++)
-			if (tail[b] != (unsigned char)(x >> (8 * b))) {
+			if (buf[words * 8 + b] != (unsigned char)(x >> (8 * b))) {
 				bad++;
 				first = first < base + words * 8 ? first : base + words * 8;
 				break;
@@ -70,8 +94,8 @@ extern "C" int eb_gk_fill(void *buf, size_t len, uint64_t seed, uint64_t base)
 {
 	size_t words = len / 8;
 
-	fill_kernel<<<grid_for(words), 256>>>(
-	    (uint64_t *)buf, words, (unsigned char *)buf + words * 8, len % 8, seed, base);
+	fill_kernel<<<grid_for(words), 256>>>((unsigned char *)buf, words, len % 8, seed, base,
+					      (uintptr_t)buf % 8 == 0);
 	if (check(cudaGetLastError(), "pattern fill kernel") != 0)
 		return GK_ESYS;
 	return check(cudaDeviceSynchronize(), "pattern fill kernel");
@@ -98,9 +122,8 @@ extern "C" int eb_gk_check(const void *buf, size_t len, uint64_t seed, uint64_t 
 	}
 	res_h[0] = 0;
 	res_h[1] = ~0ull;
-	check_kernel<<<grid_for(words), 256>>>((const uint64_t *)buf, words,
-					       (const unsigned char *)buf + words * 8, len % 8,
-					       seed, base, res_d);
+	check_kernel<<<grid_for(words), 256>>>((const unsigned char *)buf, words, len % 8, seed,
+					       base, (uintptr_t)buf % 8 == 0, res_d);
 	rc = check(cudaGetLastError(), "pattern check kernel");
 	if (rc == 0)
 		rc = check(cudaDeviceSynchronize(), "pattern check kernel");

@@ -32,7 +32,7 @@ expect_refusal() {
 run() {
 	local bench=$1 np=$2 prov=$3 want=$4
 	shift 4
-	timeout 300 "$EFABENCH" "$bench" --np "$np" --provider "$prov" -b 1000 -e 4M -f 64 -w 1 -n 4 \
+	timeout 300 "$EFABENCH" "$bench" --np "$np" --provider "$prov" -b 1001 -e 4M -f 64 -w 1 -n 4 \
 		--chunk 256K --timeout 60 --json "$WORK/out.json" "$@" >"$WORK/out" 2>"$WORK/err"
 	local rc=$?
 	cat "$WORK/out"
