@@ -63,8 +63,8 @@ __global__ void fill_kernel(unsigned char *buf, size_t words, size_t tail_len, u
 }
 
 /* res[0] counts wrong words, res[1] keeps the lowest wrong offset. */
-__global__ void check_kernel(const unsigned char *buf, size_t words, size_t tail_len,
-			     uint64_t seed, uint64_t base, bool aligned, unsigned long long *res)
+__global__ void check_kernel(const unsigned char *buf, size_t words, size_t tail_len, uint64_t seed,
+			     uint64_t base, bool aligned, unsigned long long *res)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned long long bad = 0, first = ~0ull;
