@@ -326,7 +326,13 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 		      "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev\n"
 		      "  #wrong   8-byte payload words that differ from the expected pattern, a\n"
 		      "           function of (source, target, offset, epoch); any wrong word\n"
-		      "           fails the run (exit 1)\n",
+		      "           fails the run (exit 1)\n"
+		      "Beside other tools: the columns are the seed tables' (Size, Count = S/4,\n"
+		      "  Gbps, BusBW %, Lat us), but Gbps counts every byte the rank injects (the\n"
+		      "  seeds' all-to-all counted one peer's S); nccl-tests report GB/s (divide\n"
+		      "  Gbps by 8), algbw = bytes/t and for all-to-all busbw = algbw*(N-1)/N\n"
+		      "  (alltoall's JSON carries both); perftest's and fabtests' bandwidth is\n"
+		      "  bytes over the time of many writes in flight (here: write --rate)\n",
 		      f);
 	n = groups_of(cmd, NULL, NULL, g);
 	if (cmd->nopts > 0) {
