@@ -6,7 +6,8 @@
 # a non-zero status, that a line names the victim (a survivor's "lost rank V", or the
 # launcher's "rank V (pid P) killed" / "is stopped"), and that no process and no /dev/shm
 # segment of the job is left. Prints one line per trial and a table of counts; exit 1 if any
-# trial failed. EFABENCH names the binary (default build/efabench); TIMEOUT the deadline (2).
+# trial failed. EFABENCH names the binary (default build/efabench); TIMEOUT the deadline (2);
+# ONLY a list of the benchmarks to run (names as in the table).
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -112,6 +113,7 @@ benches=(
 )
 for b in "${benches[@]}"; do
 	read -r name np args <<<"$b"
+	[ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue # ONLY="proxy-cpu write-shm"
 	# shellcheck disable=SC2086
 	n=$(calibrate "$name" $args) || { echo "$name: calibration run failed"; failed=$((failed + 1)); continue; }
 	for sig in KILL STOP; do

@@ -79,6 +79,9 @@ void eb_proxy_abort(struct eb_proxy *p);
 /* Error bits producers raised (EB_Q_ERR_*), and the id + 1 of the first refused producer. */
 uint32_t eb_proxy_errors(const struct eb_proxy *p);
 uint64_t eb_proxy_refused(const struct eb_proxy *p);
+/* Nanoseconds since the proxy thread last saw anything happen (a command, a completion, an
+ * arrival, a signal applied): what a target waiting for a peer judges it by. */
+uint64_t eb_proxy_idle_ns(const struct eb_proxy *p);
 
 /* Commands the proxy has completed since open. */
 uint64_t eb_proxy_completed(const struct eb_proxy *p);

@@ -240,21 +240,27 @@ static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
 /* The target of a CPU-initiated phase: every chunk of n puts counted on its channel. */
 static int cpu_target(struct eb_ctx *c, struct pstate *st, long n)
 {
-	int ch, nw = 0;
+	int ch, nw, rc = EB_OK;
+	long i;
 
-	for (ch = 0; ch < c->e->nchan; ch++) {
-		uint64_t k = (c->var->tag & 0xff) == T_CPU_RATE
-				 ? (ch == 0 ? 1 : 0)
-				 : eb_layout_chunks(c->var->layout, c->e->nchan, 0, c->rank,
-						    c->bytes, c->chunk, ch);
+	/* A put at a time, each with its own deadline: the phase may outlast --timeout, a
+	 * silent rank 0 may not. */
+	for (i = 0; i < n && rc == EB_OK; i++) {
+		for (ch = 0, nw = 0; ch < c->e->nchan; ch++) {
+			uint64_t k = (c->var->tag & 0xff) == T_CPU_RATE
+					 ? (ch == 0 ? 1 : 0)
+					 : eb_layout_chunks(c->var->layout, c->e->nchan, 0, c->rank,
+							    c->bytes, c->chunk, ch);
 
-		if (k == 0)
-			continue;
-		st->expect[ch] += k * (uint64_t)n;
-		st->waits[nw++] =
-		    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
+			if (k == 0)
+				continue;
+			st->expect[ch] += k;
+			st->waits[nw++] =
+			    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
+		}
+		rc = eb_xfer_wait_imm(c->e, NULL, 0, st->waits, nw, eb_engine_deadline(c->e));
 	}
-	return eb_xfer_wait_imm(c->e, NULL, 0, st->waits, nw, eb_engine_deadline(c->e));
+	return rc;
 }
 
 static int cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples)
@@ -433,9 +439,13 @@ static int target_proxy(struct eb_ctx *c, struct pstate *st, long n)
 
 		if (rc != EB_OK)
 			return rc;
-		if (eb_now_ns() > deadline) {
-			eb_err("timed out waiting for rank 0's signal (%llu of %llu producers)",
-			       (unsigned long long)atomic_load(sig), (unsigned long long)want);
+		/* A stopped rank 0 is alive to the bootstrap: judge it by what arrives. */
+		if (eb_now_ns() > deadline ||
+		    eb_proxy_idle_ns(st->proxy) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
+			eb_err("timed out waiting for rank 0's signal (%llu of %llu producers): "
+			       "nothing arrived from rank 0 for %.1f s",
+			       (unsigned long long)atomic_load(sig), (unsigned long long)want,
+			       (double)eb_proxy_idle_ns(st->proxy) * 1e-9);
 			return EB_ETIMEDOUT;
 		}
 		sched_yield();

@@ -55,7 +55,7 @@ struct eb_proxy {
 	int npend, pcap;
 	uint64_t *planned, *base; /* [ranks]: chunks written to / counted from each since start */
 	uint64_t completed;
-	uint64_t last_move; /* when anything last happened, for the deadline */
+	_Atomic uint64_t last_move; /* when anything last happened (any thread may read it) */
 	pthread_t th;
 	_Atomic int stop;
 	int running, status;
@@ -366,6 +366,7 @@ int eb_proxy_start(struct eb_proxy *p)
 		p->planned[r] = 0;
 	}
 	p->status = EB_OK;
+	atomic_store(&p->last_move, eb_now_ns()); /* a target judges idleness before loop runs */
 	atomic_store(&p->stop, 0);
 	if (pthread_create(&p->th, NULL, run, p) != 0) {
 		eb_err("cannot start the proxy thread");
@@ -414,6 +415,13 @@ uint64_t *eb_proxy_signals(struct eb_proxy *p)
 uint32_t eb_proxy_errors(const struct eb_proxy *p)
 {
 	return eb_gpuq_errors(&p->q);
+}
+
+uint64_t eb_proxy_idle_ns(const struct eb_proxy *p)
+{
+	uint64_t now = eb_now_ns(), last = atomic_load(&p->last_move);
+
+	return now > last ? now - last : 0;
 }
 
 uint64_t eb_proxy_refused(const struct eb_proxy *p)

@@ -6,6 +6,8 @@
 #   badput  a put aimed past the buffer is refused, naming the producer (exit 1)
 #   kill    the target dies mid-run: every rank exits non-zero within the deadline + 5 s,
 #           the initiator's proxy or producers name the lost rank; no process is left
+#   stop    the initiator is stopped (SIGSTOP): the target gives up once nothing arrived for
+#           the deadline, the launcher names the stopped rank; within the deadline + 5 s
 #   kill-gpu  the same with GPU producers: the kernel's quiet gives up, no hang (needs a GPU)
 #   gpu     GPU producers (skipped without a GPU): bw, lat, rate up to every SM, pinned memory,
 #           and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
@@ -80,8 +82,11 @@ badput)
 	grep -q "rank 0\]: error: .*outside the buffers was refused, from producer 0" "$WORK/err" ||
 		fail "the refusal does not name the producer"
 	;;
-kill | kill-gpu)
-	producers="--producers-on cpu"
+kill | kill-gpu | stop)
+	producers="--producers-on cpu" victim=1 sig=9
+	# stop: the initiator is stopped, alive to the bootstrap; the target must judge it by
+	# what stops arriving, not by a deadline of every iteration's timeout summed.
+	[ "$mode" = stop ] && victim=0 sig=STOP
 	if [ "$mode" = kill-gpu ]; then
 		[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
 		"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
@@ -94,14 +99,14 @@ kill | kill-gpu)
 	job=$!
 	pid=
 	for _ in $(seq 200); do
-		pid=$(sed -n "s/^efabench: rank 1 is pid \([0-9]*\)$/\1/p" "$WORK/err")
+		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
 		[ -n "$pid" ] && grep -q '^|--' "$WORK/out" && break
 		sleep 0.1
 	done
-	[ -n "$pid" ] || { kill -9 $job; fail "rank 1 never started"; }
+	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
 	sleep 1
 	start=$(date +%s.%N)
-	kill -9 "$pid"
+	kill -$sig "$pid"
 	for _ in $(seq $(((timeout + 5) * 10))); do
 		kill -0 $job 2>/dev/null || break
 		sleep 0.1
@@ -109,14 +114,24 @@ kill | kill-gpu)
 	if kill -0 $job 2>/dev/null; then
 		pkill -9 -P $job
 		kill -9 $job
-		fail "job still running $((timeout + 5)) s after the target was killed"
+		kill -9 "$pid" 2>/dev/null
+		fail "job still running $((timeout + 5)) s after rank $victim was hit"
 	fi
 	wait $job
 	rc=$?
 	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
 	cat "$WORK/err" >&2
-	[ $rc -ne 0 ] || fail "job exited 0 after losing its target"
-	grep -q "rank 0\]: error: .*\(lost rank 1\|rank 1\)" "$WORK/err" || fail "rank 0 did not name rank 1"
+	[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
+	if [ "$mode" = stop ]; then
+		# Stopped in a CPU reference phase or a proxy phase: either wait names rank 0.
+		grep -q "rank 1\]: error: .*\(nothing arrived from rank 0\|writes from rank 0\)" \
+			"$WORK/err" || fail "rank 1 did not say rank 0 went silent"
+		grep -q "efabench: error: rank 0 (pid $pid) is stopped" "$WORK/err" ||
+			fail "the launcher did not name the stopped rank"
+	else
+		grep -q "rank 0\]: error: .*\(lost rank 1\|rank 1\)" "$WORK/err" ||
+			fail "rank 0 did not name rank 1"
+	fi
 	pgrep -f "efabench proxy --np 2 $producers --provider shm -b 1M" >/dev/null &&
 		fail "a rank survived"
 	echo "all ranks exited in $took s"
