@@ -49,7 +49,7 @@ struct eb_opts {
 	int staged;   /* device payloads through pinned bounce buffers */
 	int serial;   /* staged without overlap: copy all, then send; receive all, then copy */
 	int gpu;      /* -1: local rank modulo the GPUs CUDA sees */
-	int want_gpu; /* the subcommand needs a GPU whatever the memory (GPU producers) */
+	const char *want_gpu; /* the option that needs a GPU whatever the memory (NULL: none) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;

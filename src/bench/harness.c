@@ -282,7 +282,7 @@ static int validate(const void *arg, void *out)
 	const struct eb_opts *o = a->o;
 	int n, gpu, rc;
 
-	if (o->mem != EB_MEM_HOST || o->want_gpu) {
+	if (o->mem != EB_MEM_HOST || o->want_gpu != NULL) {
 		const char *why = eb_mem_gpu_absent();
 
 		n = why == NULL ? eb_mem_gpu_count() : 0;
@@ -290,9 +290,7 @@ static int validate(const void *arg, void *out)
 		if (n == 0) {
 			eb_err("%s%s needs a GPU, and CUDA sees none (%s)",
 			       o->mem != EB_MEM_HOST ? "--mem " : "",
-			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem)
-						     : "--producers-on gpu (the default)",
-			       why);
+			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem) : o->want_gpu, why);
 			return 2;
 		}
 		if (gpu >= n) {
@@ -335,7 +333,7 @@ static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
 		 : c->mem == EB_MEM_DEVICE ? EB_SEL_DEVICE
 		 : c->mem == EB_MEM_PINNED ? EB_SEL_PINNED
 					   : EB_SEL_HOST;
-	if (c->mem == EB_MEM_HOST && !c->o->want_gpu)
+	if (c->mem == EB_MEM_HOST && c->o->want_gpu == NULL)
 		return EB_OK;
 	n = eb_mem_gpu_count();
 	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 ? boot->local_rank % n : 0;

@@ -19,7 +19,12 @@ struct mopts {
 	long iters, warm, lat_iters;
 	double flag, expect;
 	int dry_run;
+	int per; /* enum per */
 };
+
+/* Who measures: every rank when they share a host, else one per host; or every rank with its
+ * GPU's nearest NICs. */
+enum per { PER_AUTO, PER_HOST, PER_GPU };
 
 struct host {
 	char name[64];
@@ -30,6 +35,7 @@ struct mctx {
 	const struct mopts *mo;
 	struct eb_engine *e;
 	int n, nch, rounds;
+	int *mem, nm; /* the ranks that measure (all, or the first of each host) */
 	struct host *hosts;
 	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
 };
@@ -54,8 +60,8 @@ static void print_plan(const struct mctx *m)
 {
 	int r, k;
 
-	printf("# efabench matrix: %d ranks, %d channel%s on NICs:", m->n, m->nch,
-	       m->nch == 1 ? "" : "s");
+	printf("# efabench matrix: %d ranks measure (of %d), %d channel%s on NICs:", m->nm, m->n,
+	       m->nch, m->nch == 1 ? "" : "s");
 	for (k = 0; k < m->nch; k++)
 		printf(" %s", m->e->chan[k].nic.domain);
 	printf("\n# %d rounds of disjoint pairs x %d channels x 2 directions; per cell %ld warm-up "
@@ -65,13 +71,13 @@ static void print_plan(const struct mctx *m)
 	       m->mo->lat_iters);
 	for (r = 0; r < m->rounds && m->mo->dry_run; r++) {
 		printf("# round %d:", r);
-		for (k = 0; k < m->n; k++) {
-			int p = eb_pairs_partner(m->n, r, k);
+		for (k = 0; k < m->nm; k++) {
+			int p = eb_pairs_partner(m->nm, r, k);
 
 			if (p > k)
-				printf(" %d<->%d", k, p);
+				printf(" %d<->%d", m->mem[k], m->mem[p]);
 			else if (p < 0)
-				printf(" (%d sits out)", k);
+				printf(" (%d sits out)", m->mem[k]);
 		}
 		printf("\n");
 	}
@@ -82,22 +88,28 @@ struct stat2 {
 	double min, med;
 };
 
+static const struct eb_cell *cell_of(const struct mctx *m, const struct eb_cell *g, int ch, int a,
+				     int b)
+{
+	return &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
+}
+
 /* Min and median of the cells where rank is source or target (rank < 0: all) on chan. */
 static struct stat2 stats(const struct mctx *m, const struct eb_cell *g, int chan, int rank)
 {
 	double *v = malloc(sizeof(*v) * (size_t)m->n * (size_t)m->n);
 	struct stat2 s = {0, 0};
-	int a, b, k = 0;
+	int ia, ib, k = 0;
 
 	if (v == NULL)
 		return s;
-	for (a = 0; a < m->n; a++)
-		for (b = 0; b < m->n; b++)
+	for (ia = 0; ia < m->nm; ia++)
+		for (ib = 0; ib < m->nm; ib++) {
+			int a = m->mem[ia], b = m->mem[ib];
+
 			if (a != b && (rank < 0 || a == rank || b == rank))
-				v[k++] =
-				    g[((size_t)chan * (size_t)m->n + (size_t)a) * (size_t)m->n +
-				      (size_t)b]
-					.gbps;
+				v[k++] = cell_of(m, g, chan, a, b)->gbps;
+		}
 	s.med = median(v, k);
 	s.min = k > 0 ? v[0] : 0;
 	free(v);
@@ -113,21 +125,23 @@ static void print_grid(const struct mctx *m, const struct eb_cell *g, int ch, in
 {
 	struct eb_table t = {0};
 	char head[16];
-	int a, b;
+	int ia, ib;
 
 	printf("#\n## channel %d (%s): %s, rows = source, columns = target\n", ch,
 	       m->e->chan[ch].nic.domain, lat ? "8-byte write + ack latency (us)" : "write Gbps");
 	eb_table_col(&t, "src\\dst", 7, 0);
-	for (b = 0; b < m->n; b++) {
-		snprintf(head, sizeof(head), "%d", b);
+	for (ib = 0; ib < m->nm; ib++) {
+		snprintf(head, sizeof(head), "%d", m->mem[ib]);
 		eb_table_col(&t, head, 8, 0);
 	}
 	eb_table_head(&t);
-	for (a = 0; a < m->n; a++) {
+	for (ia = 0; ia < m->nm; ia++) {
+		int a = m->mem[ia];
+
 		eb_table_cell(&t, "%d", a);
-		for (b = 0; b < m->n; b++) {
-			const struct eb_cell *c =
-			    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
+		for (ib = 0; ib < m->nm; ib++) {
+			int b = m->mem[ib];
+			const struct eb_cell *c = cell_of(m, g, ch, a, b);
 
 			if (a == b)
 				eb_table_cell(&t, "-");
@@ -141,7 +155,7 @@ static void print_grid(const struct mctx *m, const struct eb_cell *g, int ch, in
 static void print_summary(const struct mctx *m, const struct eb_cell *g)
 {
 	struct eb_table t = {0};
-	int r, ch, a, b, nflag = 0;
+	int i, ch, ia, ib, nflag = 0;
 
 	printf("#\n## per host: min / median write Gbps of the cells it is in, per channel\n");
 	eb_table_col(&t, "rank", 4, 0);
@@ -155,7 +169,9 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 		eb_table_col(&t, head, 8, 0);
 	}
 	eb_table_head(&t);
-	for (r = -1; r < m->n; r++) {
+	for (i = -1; i < m->nm; i++) {
+		int r = i < 0 ? -1 : m->mem[i];
+
 		eb_table_cell(&t, r < 0 ? "all" : "%d", r);
 		eb_table_cell(&t, "%s", r < 0 ? "(per NIC)" : m->hosts[r].name);
 		for (ch = 0; ch < m->nch; ch++) {
@@ -172,11 +188,10 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 	for (ch = 0; ch < m->nch; ch++) {
 		double med = eb_pairs_typical(g, m->n, ch);
 
-		for (a = 0; a < m->n; a++)
-			for (b = 0; b < m->n; b++) {
-				const struct eb_cell *c =
-				    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n +
-				       (size_t)b];
+		for (ia = 0; ia < m->nm; ia++)
+			for (ib = 0; ib < m->nm; ib++) {
+				int a = m->mem[ia], b = m->mem[ib];
+				const struct eb_cell *c = cell_of(m, g, ch, a, b);
 
 				if (a == b || !flagged(m, c, med))
 					continue;
@@ -198,12 +213,14 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 static int write_files(const struct mctx *m, const struct eb_cell *g)
 {
 	struct eb_doc d = {0};
-	int ch, a, b, rc;
+	int ch, ia, ib, rc;
 
 	eb_rec_str(&d.head, "bench", "matrix");
 	eb_rec_int(&d.head, "ranks", m->n);
-	for (a = 0; a < m->n; a++)
-		eb_rec_strs(&d.head, "hosts", m->hosts[a].name);
+	for (ia = 0; ia < m->n; ia++)
+		eb_rec_strs(&d.head, "hosts", m->hosts[ia].name);
+	eb_rec_int(&d.head, "measuring_ranks", m->nm); /* the cells' src and dst say which */
+	eb_rec_str(&d.head, "per", m->mo->per == PER_GPU ? "gpu" : m->nm < m->n ? "host" : "rank");
 	for (ch = 0; ch < m->nch; ch++)
 		eb_rec_strs(&d.head, "channel_nics", m->e->chan[ch].nic.domain);
 	eb_rec_int(&d.head, "size", (long long)m->mo->size);
@@ -217,11 +234,10 @@ static int write_files(const struct mctx *m, const struct eb_cell *g)
 	for (ch = 0; ch < m->nch; ch++) {
 		double med = eb_pairs_typical(g, m->n, ch);
 
-		for (a = 0; a < m->n; a++)
-			for (b = 0; b < m->n; b++) {
-				const struct eb_cell *c =
-				    &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n +
-				       (size_t)b];
+		for (ia = 0; ia < m->nm; ia++)
+			for (ib = 0; ib < m->nm; ib++) {
+				int a = m->mem[ia], b = m->mem[ib];
+				const struct eb_cell *c = cell_of(m, g, ch, a, b);
 				struct eb_rec *x;
 
 				if (a == b || (x = eb_doc_add(&d)) == NULL)
@@ -246,6 +262,37 @@ static int write_files(const struct mctx *m, const struct eb_cell *g)
 	return rc;
 }
 
+/* Every rank (--per gpu, or all on one host), or the first rank of each host. Every rank
+ * decides alike from the gathered host names. */
+static int choose_members(struct mctx *m)
+{
+	int r, q, hosts = 0;
+
+	for (r = 0; r < m->n; r++) {
+		for (q = 0; q < r && strcmp(m->hosts[q].name, m->hosts[r].name) != 0; q++)
+			;
+		hosts += q == r;
+	}
+	m->nm = 0;
+	for (r = 0; r < m->n; r++) {
+		int first = 1;
+
+		for (q = 0; q < r && first; q++)
+			first = strcmp(m->hosts[q].name, m->hosts[r].name) != 0;
+		if (m->mo->per == PER_GPU || (m->mo->per == PER_AUTO && hosts == 1) || first)
+			m->mem[m->nm++] = r;
+	}
+	if (m->nm < 2) {
+		if (m->e->rank == 0)
+			eb_err("--per host: all %d ranks run on %s, so no two hosts make a pair "
+			       "(--per "
+			       "gpu measures every rank)",
+			       m->n, m->hosts[0].name);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
 static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 {
 	const struct mopts *mo = o->own;
@@ -266,7 +313,7 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		return EB_EINVAL;
 	}
 	fab = o->fab;
-	if (o->mem == EB_MEM_DEVICE) { /* --per GPU: each rank its GPU and the NICs near it */
+	if (o->mem == EB_MEM_DEVICE || mo->per == PER_GPU) { /* each rank: its GPU, NICs near it */
 		int n = eb_mem_gpu_count(),
 		    gpu = o->gpu >= 0 ? o->gpu : boot->local_rank % (n ? n : 1);
 
@@ -283,24 +330,33 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		return rc;
 	m.e = &e;
 	m.nch = e.nchan;
-	m.rounds = eb_pairs_rounds(m.n);
 	m.hosts = calloc((size_t)m.n, sizeof(*m.hosts));
-	if (m.hosts == NULL) {
+	m.mem = calloc((size_t)m.n, sizeof(*m.mem));
+	if (m.hosts == NULL || m.mem == NULL) {
 		rc = EB_ENOMEM;
 		goto free_tables;
 	}
 	eb_host_name(me.name, sizeof(me.name));
 	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(&e));
+	if (rc == EB_OK)
+		rc = choose_members(&m);
 	if (rc != EB_OK)
 		goto free_tables;
+	m.rounds = eb_pairs_rounds(m.nm);
 	if (boot->rank == 0)
 		print_plan(&m);
 	if (mo->dry_run)
 		goto free_tables;
 	eb_harness_tune(o, e.prov, &chunk, &window);
 	rc = eb_pairs_open(&pairs, &e, (size_t)mo->size, (enum eb_mem_kind)o->mem, chunk, window);
-	plan = (struct eb_pairs_plan){m.rounds,	     mo->warm,	       mo->iters,
-				      mo->lat_iters, o->fab.timeout_s, o->quiet ? NULL : "matrix"};
+	plan = (struct eb_pairs_plan){.rounds = m.rounds,
+				      .warm = mo->warm,
+				      .iters = mo->iters,
+				      .lat_iters = mo->lat_iters,
+				      .timeout_s = o->fab.timeout_s,
+				      .name = o->quiet ? NULL : "matrix",
+				      .members = m.mem,
+				      .nmembers = m.nm};
 	if (rc == EB_OK)
 		rc = eb_pairs_run(pairs, &plan, &mine, &m.elapsed_s);
 	if (rc == EB_OK)
@@ -329,6 +385,7 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	free(mine);
 	eb_pairs_close(pairs);
 free_tables:
+	free(m.mem);
 	free(m.hosts);
 	eb_engine_close(&e);
 	return rc;
@@ -336,6 +393,8 @@ free_tables:
 
 static int matrix_finish(struct eb_opts *o, void *own)
 {
+	if (((const struct mopts *)own)->per == PER_GPU)
+		o->want_gpu = "--per gpu";
 	if (o->staged || o->mem == EB_MEM_PINNED) {
 		eb_err("matrix moves host or device memory (--mem host|device)");
 		return EB_EINVAL;
@@ -356,6 +415,8 @@ static void matrix_defaults(void *own)
 
 #define M(field) EB_AT(struct mopts, field)
 
+static const char *const pers[] = {"auto", "host", "gpu", NULL};
+
 static const struct eb_opt matrix_opts[] = {
     {"size", 's', "S", eb_opt_size, M(size), 8, (double)(1ull << 40),
      "bytes per write of the bandwidth cells (default 64M)"},
@@ -368,20 +429,25 @@ static const struct eb_opt matrix_opts[] = {
     {"expect", 0, "G", eb_opt_dbl, M(expect), 0, 1e9, "also flag cells below G Gbps"},
     {"dry-run", 0, NULL, eb_opt_flag, M(dry_run), 0, 0,
      "print the schedule (rounds, pairs, channels) and stop"},
+    {"per", 0, "WHO", eb_opt_choice, M(per), 0, 0,
+     "who measures: host (the first rank of each host), gpu (every rank, each with its GPU "
+     "and the NICs nearest it) or auto (default: host when ranks span hosts, else every rank)",
+     pers},
 };
 
 const struct eb_cmd eb_cmd_matrix = {
     .name = "matrix",
     .summary = "every ordered pair of ranks x every NIC: which link is slow",
-    .help = "  for every ordered pair of ranks (one per host, or one per GPU) and every\n"
-	    "  channel, the write bandwidth at one size and the 8-byte write + ack latency,\n"
-	    "  in a round-robin tournament of disjoint pairs (N - 1 rounds for N ranks, N\n"
-	    "  when N is odd), so the time grows with N, not N^2. Per channel a matrix (rows\n"
-	    "  source, columns target), the min / median per host and per NIC, and the cells\n"
-	    "  below --flag x their channel's typical rate (the median over ranks of each\n"
-	    "  rank's fastest cell, so one slow NIC does not drag it down), or below --expect\n"
-	    "  Gbps; every cell in CSV and JSON. Gbps = 8 * size / mean seconds per\n"
-	    "  acknowledged write",
+    .help =
+	"  for every ordered pair of ranks (one per host, or every rank with --per gpu)\n"
+	"  and every channel, the write bandwidth at one size and the 8-byte write + ack latency,\n"
+	"  in a round-robin tournament of disjoint pairs (N - 1 rounds for N ranks, N\n"
+	"  when N is odd), so the time grows with N, not N^2. Per channel a matrix (rows\n"
+	"  source, columns target), the min / median per host and per NIC, and the cells\n"
+	"  below --flag x their channel's typical rate (the median over ranks of each\n"
+	"  rank's fastest cell, so one slow NIC does not drag it down), or below --expect\n"
+	"  Gbps; every cell in CSV and JSON. Gbps = 8 * size / mean seconds per\n"
+	"  acknowledged write",
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
     EB_CMD_OPTS(matrix_opts, struct mopts, matrix_defaults, matrix_finish),
     .rank = matrix_rank,

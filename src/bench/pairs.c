@@ -218,6 +218,8 @@ int eb_pairs_run(struct eb_pairs *p, const struct eb_pairs_plan *plan, struct eb
 {
 	struct eb_engine *e = p->e;
 	int r, ch, d, me = e->rank, nch = e->nchan, rc = EB_OK;
+	/* This rank's place among the members (-1: it sits out), and how many there are. */
+	int nm = plan->members != NULL ? plan->nmembers : e->size, j = plan->members ? -1 : me;
 	struct eb_cell *cells = calloc((size_t)plan->rounds * (size_t)nch * 2, sizeof(*cells));
 	uint64_t start = eb_now_ns();
 	struct eb_progress prog;
@@ -227,10 +229,14 @@ int eb_pairs_run(struct eb_pairs *p, const struct eb_pairs_plan *plan, struct eb
 		return EB_ENOMEM;
 	}
 	eb_progress_start(&prog, plan->name != NULL && me == 0, plan->name, plan->rounds);
+	for (r = 0; plan->members != NULL && r < nm; r++)
+		j = plan->members[r] == me ? r : j;
 	for (r = 0; r < plan->rounds && rc == EB_OK; r++) {
-		int peer = eb_pairs_partner(e->size, r, me);
+		int peer = j < 0 ? -1 : eb_pairs_partner(nm, r, j);
 		char step[32];
 
+		if (peer >= 0 && plan->members != NULL)
+			peer = plan->members[peer];
 		snprintf(step, sizeof(step), "round %d of %d", r + 1, plan->rounds);
 		eb_progress_step(&prog, step, 1);
 

@@ -46,7 +46,10 @@ struct eb_pairs_plan {
 	int rounds;
 	long warm, iters, lat_iters;
 	double timeout_s;
-	const char *name; /* the progress line's subcommand; NULL: no progress line */
+	const char *name;   /* the progress line's subcommand; NULL: no progress line */
+	const int *members; /* the ranks that measure, in order (NULL: every rank); the others
+			     * sit out every round but join its barriers */
+	int nmembers;
 };
 
 /* Run the schedule (collective, a barrier before each phase). *mine (malloc'd) gets the

@@ -571,7 +571,7 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 		       "--producers-on cpu runs the same puts from CPU threads");
 		return EB_EINVAL;
 	}
-	o->want_gpu = !po->on_cpu;
+	o->want_gpu = po->on_cpu ? NULL : "--producers-on gpu (the default)";
 	o->fab.threads = 2;    /* the rank and its proxy thread spin (CPU producers add theirs) */
 	if (!o->sizes_given) { /* seed 000's sizes, or the small ones latency and rate are about */
 		o->begin = begin[po->mode];

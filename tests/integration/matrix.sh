@@ -3,6 +3,8 @@
 #   rounds5   5 ranks (odd: one sits out each round) x 2 channels: every ordered pair measured
 #             exactly once per channel, 5 rounds, every byte checked
 #   dryrun    --dry-run prints the schedule and measures nothing
+#   perhost   --per host with every rank on this host: one line, exit 2 (no two hosts);
+#             --per auto measures every rank here (the test bed covers ranks on two hosts)
 . "$(dirname "$0")/lib.sh"
 case_=$1
 
@@ -34,6 +36,18 @@ dryrun)
 	cat "$WORK/out"
 	grep -q "3 rounds of disjoint pairs" "$WORK/out" || fail "no schedule printed"
 	grep -q "Gbps, rows = source" "$WORK/out" && fail "a dry run measured"
+	;;
+perhost)
+	"$EFABENCH" matrix --np 3 --provider tcp -s 64K --per host >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/err"
+	[ $rc -eq 2 ] || fail "--per host on one host exited $rc, want 2"
+	[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "not one line"
+	grep -q "no two hosts make a pair" "$WORK/err" || fail "the reason is missing"
+	"$EFABENCH" matrix --np 3 --provider tcp -s 64K -n 1 --lat-iters 2 --json "$WORK/m.json" \
+		>/dev/null || fail "--per auto exited $?"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["per"] == "rank" and d["measuring_ranks"] == 3 and len(d["results"]) == 6' "$WORK/m.json" ||
+		fail "--per auto did not measure every rank of one host"
 	;;
 *)
 	fail "unknown case $case_"

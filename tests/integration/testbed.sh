@@ -9,6 +9,8 @@
 #                           the cells through it and doctor fails host 2 naming rail1; with the
 #                           rail restored nothing is flagged and doctor passes
 #   raildown                a rail brought down on one host: doctor FAILs naming it, no hang
+#   perhost                 2 hosts x 2 ranks: matrix measures the first rank of each host only
+#                           (--per auto and host), every rank with --per gpu's schedule of all
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -116,6 +118,18 @@ print(" ".join(sorted("%d>%d@%d" % (r["src"], r["dst"], r["chan"]) for r in d["r
 	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
 	[ -z "$got" ] || fail "equal rails, yet flagged: $got"
 	run 4 1 doctor -s 1M -n 4 --rounds 3 || fail "doctor failed with equal rails"
+	;;
+perhost)
+	[ "$via" = rdv ] || fail "perhost runs through the rendezvous"
+	bash "$SCRIPTS/testbed.sh" up 2 1 1gbit || fail "test bed setup"
+	nics=rail0
+	run 2 2 matrix -s 256K -n 2 --lat-iters 5 || fail "matrix exited $?"
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["per"] == "host" and d["measuring_ranks"] == 2, (d["per"], d["measuring_ranks"])
+assert sorted((r["src"], r["dst"]) for r in d["results"]) == [(0, 2), (2, 0)], d["results"]' \
+		"$WORK/out.json" || fail "--per auto across hosts did not measure ranks 0 and 2 only"
+	grep -q "2 ranks measure (of 4)" "$WORK/out" || fail "the header does not say who measures"
 	;;
 raildown)
 	[ "$via" = rdv ] || fail "raildown runs through the rendezvous"
