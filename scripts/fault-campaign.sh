@@ -7,13 +7,17 @@
 # launcher's "rank V (pid P) killed" / "is stopped"), and that no process and no /dev/shm
 # segment of the job is left. Prints one line per trial and a table of counts; exit 1 if any
 # trial failed. EFABENCH names the binary (default build/efabench); TIMEOUT the deadline (2);
-# ONLY a list of the benchmarks to run (names as in the table).
+# ONLY a list of the benchmarks to run (names as in the table). LAUNCH: local (default, the
+# embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
+# launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
+# (Open MPI's mpirun, tcp only).
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
 trials=${1:-50}
 deadline=${TIMEOUT:-2}
 run_s=${RUN_S:-1.5}
+launch=${LAUNCH:-local}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 total=0 failed=0
@@ -35,18 +39,84 @@ print(max(10, int(float(sys.argv[2]) / t)))
 PY
 }
 
+# start_job NP ARGS...: the job in the background ($job); rank r's pid on line r + 1 of
+# $work/pids; rank 0's stdout in $work/out; stderr in $work/err (rdv: once the job ended).
+start_job() {
+	local np=$1 r p
+	shift
+	: >"$work/pids"
+	case $launch in
+	local)
+		"$bin" "$@" --np "$np" >"$work/out" 2>"$work/err" &
+		job=$!
+		for _ in $(seq 100); do
+			[ "$(grep -c ' is pid ' "$work/err")" -ge "$np" ] && break
+			sleep 0.05
+		done
+		for r in $(seq 0 $((np - 1))); do
+			sed -n "s/^efabench: rank $r is pid \([0-9]*\)$/\1/p" "$work/err" >>"$work/pids"
+		done
+		;;
+	rdv)
+		# A job ends when every rank but a stopped one has exited; its status is the worst.
+		(
+			port=$((20000 + RANDOM % 20000)) worst=0
+			export EFABENCH_TOKEN=campaign-$$
+			for r in $(seq 0 $((np - 1))); do
+				"$bin" "$@" --root "127.0.0.1:$port" --rank "$r" --ranks "$np" \
+					>"$work/out$r" 2>"$work/err$r" &
+				echo $! >>"$work/pids"
+			done
+			while :; do
+				alive=0
+				for p in $(cat "$work/pids"); do
+					[ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != T ] &&
+						[ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] && alive=1
+				done
+				[ $alive = 0 ] && break
+				sleep 0.05
+			done
+			for p in $(cat "$work/pids"); do
+				[ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" = T ] && continue
+				wait "$p"
+				rc=$?
+				[ $rc -gt $worst ] && worst=$rc
+			done
+			cp "$work/out0" "$work/out"
+			cat "$work"/err[0-9]* >"$work/err"
+			exit $worst
+		) &
+		job=$!
+		for _ in $(seq 100); do
+			[ "$(wc -l <"$work/pids")" -ge "$np" ] && break
+			sleep 0.05
+		done
+		;;
+	mpi)
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe \
+			-np "$np" "$bin" "$@" >"$work/out" 2>"$work/err" &
+		job=$!
+		for _ in $(seq 100); do
+			[ "$(pgrep -c -P $job)" -ge "$np" ] && break
+			sleep 0.05
+		done
+		for r in $(seq 0 $((np - 1))); do
+			for p in $(pgrep -P $job); do
+				tr '\0' '\n' </proc/$p/environ 2>/dev/null |
+					grep -qx "OMPI_COMM_WORLD_RANK=$r" && echo "$p" >>"$work/pids"
+			done
+		done
+		;;
+	esac
+}
+
 trial() { # name signal np args...
 	local name=$1 sig=$2 np=$3 victim pid job start end rc took p pids verdict
 	shift 3
-	"$bin" "$@" --timeout "$deadline" -q -v >"$work/out" 2>"$work/err" &
-	job=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c ' is pid ' "$work/err")" -ge "$np" ] && break
-		sleep 0.05
-	done
+	start_job "$np" "$@" --timeout "$deadline" -q -v
 	victim=$((RANDOM % np))
-	pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$work/err")
-	pids=$(sed -n 's/^efabench: rank [0-9]* is pid \([0-9]*\)$/\1/p' "$work/err")
+	pid=$(sed -n "$((victim + 1))p" "$work/pids")
+	pids=$(cat "$work/pids")
 	sleep "$(awk -v r=$RANDOM -v s="$run_s" 'BEGIN { printf "%.2f", 0.05 + r / 32768 * s * 0.8 }')"
 	start=$(now)
 	if [ -z "$pid" ] || ! kill -"$sig" "$pid" 2>/dev/null; then
@@ -78,9 +148,12 @@ trial() { # name signal np args...
 		fi
 		verdict="exit 0 after losing rank $victim"
 	fi
-	if [ "$verdict" = ok ] && ! grep -Eq "lost rank $victim\b|rank $victim \(pid $pid\) (killed|is stopped)" "$work/err"; then
+	# Without the embedded launcher a survivor's error line names the rank it lost or waited on
+	# (mpirun also says "process rank V with PID"); the user's launcher ends a stopped rank.
+	if [ "$verdict" = ok ] && ! grep -Eq "lost rank $victim\b|rank $victim \(pid $pid\) (killed|is stopped)|error: .*rank $victim\b|rank $victim with PID|ranks( [0-9]+)* $victim\b" "$work/err"; then
 		verdict="no line names rank $victim"
 	fi
+	[ "$launch" != local ] && [ "$sig" = STOP ] && kill -9 "$pid" 2>/dev/null
 	for p in $pids; do
 		if [ "$verdict" = ok ] && [ -d /proc/$p ] && grep -q efabench /proc/$p/cmdline 2>/dev/null; then
 			verdict="rank pid $p left running"
@@ -104,18 +177,25 @@ trial() { # name signal np args...
 }
 
 benches=(
-	"write-shm 3 write --np 3 --provider shm -b 256K -e 256K"
-	"write-tcp 3 write --np 3 --provider tcp -b 256K -e 256K"
-	"sendrecv-shm 3 sendrecv --np 3 --provider shm -b 64K -e 64K"
-	"alltoall-shm 4 alltoall --np 4 --provider shm -b 64K -e 64K"
-	"alltoall-tcp 3 alltoall --np 3 --provider tcp -b 64K -e 64K"
-	"proxy-cpu 2 proxy --np 2 --producers-on cpu --provider shm -b 1M -e 1M"
+	"write-shm 3 write --provider shm -b 256K -e 256K"
+	"write-tcp 3 write --provider tcp -b 256K -e 256K"
+	"sendrecv-shm 3 sendrecv --provider shm -b 64K -e 64K"
+	"alltoall-shm 4 alltoall --provider shm -b 64K -e 64K"
+	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
+	"proxy-cpu 2 proxy --producers-on cpu --provider shm -b 1M -e 1M"
+)
+# Without the embedded launcher nobody removes a killed rank's shm segment: tcp only there.
+[ "$launch" = local ] || benches=(
+	"write-tcp 3 write --provider tcp -b 256K -e 256K"
+	"sendrecv-tcp 3 sendrecv --provider tcp -b 64K -e 64K"
+	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
+	"proxy-cpu-tcp 2 proxy --producers-on cpu --provider tcp -b 1M -e 1M"
 )
 for b in "${benches[@]}"; do
 	read -r name np args <<<"$b"
 	[ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue # ONLY="proxy-cpu write-shm"
 	# shellcheck disable=SC2086
-	n=$(calibrate "$name" $args) || { echo "$name: calibration run failed"; failed=$((failed + 1)); continue; }
+	n=$(calibrate "$name" $args --np "$np") || { echo "$name: calibration run failed"; failed=$((failed + 1)); continue; }
 	for sig in KILL STOP; do
 		for _ in $(seq "$trials"); do
 			# shellcheck disable=SC2086

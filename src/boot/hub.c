@@ -19,6 +19,9 @@ int eb_hub_init(struct eb_hub *h, int n, const int *fds)
 
 	h->n = n;
 	h->aborted = 0;
+	/* Set by callers after init, if at all (the rendezvous never does): never garbage. */
+	h->why_closed = NULL;
+	h->owner = NULL;
 	h->r = calloc((size_t)n, sizeof(*h->r));
 	if (h->r == NULL) {
 		eb_err("cannot allocate the bootstrap hub for %d ranks", n);
@@ -50,6 +53,28 @@ static void drop(struct eb_hub *h, int i)
 	if (h->r[i].fd >= 0)
 		close(h->r[i].fd);
 	h->r[i].fd = -1;
+}
+
+/* A rank failing inside a collective (timed out, most likely) while others never came to it:
+ * those are the stuck ones, and only the hub can tell who they are. */
+static void name_absent(const struct eb_hub *h, int failed_waiting)
+{
+	char who[256] = "";
+	size_t used = 0;
+	int i, waiting = failed_waiting, absent = 0;
+
+	for (i = 0; i < h->n; i++)
+		if (h->r[i].state == EB_HUB_LIVE) {
+			waiting += h->r[i].waiting;
+			if (!h->r[i].waiting && used < sizeof(who) - 8) {
+				used += (size_t)snprintf(who + used, sizeof(who) - used, " %d", i);
+				absent++;
+			}
+		}
+	if (waiting > 0 && absent > 0)
+		eb_err("bootstrap: rank%s%s never came to the collective the others waited in "
+		       "(stopped or stuck?)",
+		       absent == 1 ? "" : "s", who);
 }
 
 static void abort_all(struct eb_hub *h, int lost, const char *reason)
@@ -149,12 +174,15 @@ static void read_frame(struct eb_hub *h, int i)
 		return;
 	}
 	if (hdr.type == EB_WIRE_FINI) {
+		int was_waiting = r->waiting;
+
 		r->state = EB_HUB_DONE;
 		r->exit_code = hdr.arg;
 		drop(h, i);
 		if (hdr.arg != 0 && !h->aborted) {
 			char why[64];
 
+			name_absent(h, was_waiting);
 			snprintf(why, sizeof(why), "it failed (exit code %d)", hdr.arg);
 			abort_all(h, i, why);
 		}

@@ -316,6 +316,11 @@ static void *hub_main(void *arg)
 	while (eb_hub_poll(&hub, 100) > 0) {
 		uint64_t by = atomic_load(&r->leave_by_ns);
 
+		/* After an abort every rank has been told; one that is stopped would only keep
+		 * rank 0 until the grace below. */
+		if (hub.aborted && by != 0)
+			break;
+
 		/* A rank that neither finishes nor dies (stopped, say) must not keep rank 0. */
 		if (by != 0 && eb_now_ns() > by) {
 			for (i = 0; i < n; i++)

@@ -45,7 +45,8 @@ static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t d
 		return rc;
 	}
 	if (rc != EB_OK) {
-		eb_err("bootstrap %s: reading from the launcher failed", what);
+		eb_err("bootstrap %s: reading from %s failed", what,
+		       w->hub_name ? w->hub_name : "the launcher");
 		return rc;
 	}
 	if (h->type == EB_WIRE_ABORT)
@@ -65,9 +66,12 @@ static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_
 	w->seq++;
 	rc = eb_wire_send(w->fd, type, w->seq, in, in_len, deadline);
 	if (rc != EB_OK) {
-		if (!w->lost)
-			eb_err("bootstrap %s: cannot reach the launcher (%s)", what,
-			       eb_strerror(rc));
+		if (!w->lost && rc == EB_EPEER)
+			eb_err("lost %s (bootstrap connection closed during %s)",
+			       w->hub_name ? w->hub_name : "the launcher", what);
+		else if (!w->lost)
+			eb_err("bootstrap %s: cannot reach %s (%s)", what,
+			       w->hub_name ? w->hub_name : "the launcher", eb_strerror(rc));
 		w->lost = rc == EB_EPEER;
 		return rc;
 	}
