@@ -270,7 +270,8 @@ static int given(int argc, char **argv, const char *name, char key)
 
 		if (strcmp(a, "--") == 0)
 			return 0;
-		if (a[0] == '-' && a[1] == key)
+		/* key 0: long name only (else a lone "-", a value such as --csv -, would match) */
+		if (key != 0 && a[0] == '-' && a[1] == key)
 			return 1;
 		if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, name, n) == 0 &&
 		    (a[2 + n] == '\0' || a[2 + n] == '='))

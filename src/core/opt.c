@@ -234,6 +234,9 @@ int eb_opt_parse(int argc, char **argv, int first, const struct eb_opt_group *gr
 {
 	struct option lopts[MAX_OPTS + 2];
 	struct row rows[MAX_OPTS];
+	/* getopt sees argv[first - 1] as its argv[0]: see optind below. */
+	char **av = argv + first - 1;
+	int ac = argc - first + 1;
 	char shorts[2 * MAX_OPTS + 4] = ":h", want[256];
 	int g, i, n = 0, c, rc;
 	size_t ns = 2;
@@ -255,9 +258,12 @@ int eb_opt_parse(int argc, char **argv, int first, const struct eb_opt_group *gr
 	shorts[ns] = '\0';
 	lopts[n] = (struct option){"help", no_argument, NULL, 'h'};
 	lopts[n + 1] = (struct option){NULL, 0, NULL, 0};
-	optind = first;
+	/* 0, not first: glibc's getopt then also forgets where it was inside a word of short
+	 * options. A parse that returned early (-h or a bad letter in "-qhv") leaves that position
+	 * behind, and the next parse would go on reading the old word, freed or not. */
+	optind = 0;
 	opterr = 0; /* we print our own single line */
-	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
+	while ((c = getopt_long(ac, av, shorts, lopts, NULL)) != -1) {
 		const struct eb_opt *o = NULL;
 
 		if (c == 'h') {
@@ -265,8 +271,8 @@ int eb_opt_parse(int argc, char **argv, int first, const struct eb_opt_group *gr
 			return EB_OK;
 		}
 		if (c == ':') {
-			eb_err("option '%s' needs a value (see efabench %s --help)",
-			       argv[optind - 1], cmd);
+			eb_err("option '%s' needs a value (see efabench %s --help)", av[optind - 1],
+			       cmd);
 			return EB_EINVAL;
 		}
 		for (i = 0; i < n && o == NULL; i++)
@@ -274,7 +280,7 @@ int eb_opt_parse(int argc, char **argv, int first, const struct eb_opt_group *gr
 				o = rows[i].o;
 		if (o == NULL) {
 			eb_err("unknown option '%s' for efabench %s (see efabench %s --help)",
-			       argv[optind - 1], cmd, cmd);
+			       av[optind - 1], cmd, cmd);
 			return EB_EINVAL;
 		}
 		i--;
@@ -286,8 +292,8 @@ int eb_opt_parse(int argc, char **argv, int first, const struct eb_opt_group *gr
 			return EB_EINVAL;
 		}
 	}
-	if (optind < argc) {
-		eb_err("unexpected argument '%s' (see efabench %s --help)", argv[optind], cmd);
+	if (optind < ac) {
+		eb_err("unexpected argument '%s' (see efabench %s --help)", av[optind], cmd);
 		return EB_EINVAL;
 	}
 	return EB_OK;

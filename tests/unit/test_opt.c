@@ -99,5 +99,11 @@ int main(void)
 	CHECK(parse(&va, &vb, &help, 1, "--size") == EB_EINVAL); /* needs a value */
 	CHECK(parse(&va, &vb, &help, 1, "stray") == EB_EINVAL);
 	CHECK(parse(&va, &vb, &help, 3, "-n", "3", "--help") == EB_OK && help == 1);
+	/* A parse that stops inside a word of short options (-h, or a bad letter) must not leave
+	 * getopt there: the next parse reads its own words only (found by tests/fuzz/fuzz_opts). */
+	CHECK(parse(&va, &vb, &help, 1, "-hs") == EB_OK && help == 1);
+	CHECK(parse(&va, &vb, &help, 2, "-n", "7") == EB_OK && va.count == 7 && !help);
+	CHECK(parse(&va, &vb, &help, 1, "-Zs") == EB_EINVAL);
+	CHECK(parse(&va, &vb, &help, 1, "--flag") == EB_OK && va.flag == 1);
 	return check_done();
 }
