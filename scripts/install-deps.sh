@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin mpich libmpich-dev
 	libhwloc-dev python3 python3-matplotlib bc procps iproute2
-	slurm-wlm munge groff-base)
+	slurm-wlm munge groff-base
+	clang libclang-rt-14-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
