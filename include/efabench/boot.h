@@ -1,6 +1,6 @@
 /* Bootstrap: who am I, how many are we, and the few collectives that exchange addresses and
- * keys. Every call takes an absolute deadline (eb_now_ns() based) and fails, naming the lost
- * rank, instead of hanging when a peer dies. */
+ * keys. Every call takes an absolute deadline (eb_boot_deadline, or eb_engine_deadline once an
+ * engine is open) and fails, naming the lost rank, instead of hanging when a peer dies. */
 #ifndef EFABENCH_BOOT_H
 #define EFABENCH_BOOT_H
 
@@ -46,6 +46,9 @@ enum eb_reduce { EB_SUM, EB_MIN, EB_MAX };
 /* Every rank's v combined (sum, min or max) into *out on every rank. */
 int eb_boot_allreduce(struct eb_boot *b, int64_t v, enum eb_reduce op, int64_t *out,
 		      uint64_t deadline);
+
+/* The absolute deadline `seconds` from now (CLOCK_MONOTONIC nanoseconds), for the calls below. */
+uint64_t eb_boot_deadline(double seconds);
 
 /* This host's name: $EFABENCH_HOST when set (network namespaces of one machine standing for
  * hosts), else gethostname; zero-padded to len. */

@@ -1,5 +1,6 @@
 #include "efabench/boot.h"
 #include "efabench/status.h"
+#include "../core/clock.h"
 #include "../core/log.h"
 
 #include <stdio.h>
@@ -60,6 +61,11 @@ int eb_boot_check(struct eb_boot *b)
 void eb_boot_finalize(struct eb_boot *b, int exit_code)
 {
 	b->ops->finalize(b, exit_code);
+}
+
+uint64_t eb_boot_deadline(double seconds)
+{
+	return eb_deadline(seconds);
 }
 
 void eb_host_name(char *name, size_t len)
