@@ -35,7 +35,8 @@ struct mctx {
 	const struct mopts *mo;
 	struct eb_engine *e;
 	int n, nch, rounds;
-	int *mem, nm; /* the ranks that measure (all, or the first of each host) */
+	int *mem, nm;	 /* the ranks that measure (all, or the first of each host) */
+	double *typical; /* [chan]: eb_pairs_typical of the gathered grid (rank 0) */
 	struct host *hosts;
 	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
 };
@@ -186,7 +187,7 @@ static void print_summary(const struct mctx *m, const struct eb_cell *g)
 	       "each rank's fastest cell)%s\n",
 	       m->mo->flag, m->mo->expect > 0 ? " or below --expect" : "");
 	for (ch = 0; ch < m->nch; ch++) {
-		double med = eb_pairs_typical(g, m->n, ch);
+		double med = m->typical[ch];
 
 		for (ia = 0; ia < m->nm; ia++)
 			for (ib = 0; ib < m->nm; ib++) {
@@ -232,7 +233,7 @@ static int write_files(const struct mctx *m, const struct eb_cell *g)
 	eb_rec_num(&d.head, "elapsed_s", m->elapsed_s);
 	eb_rec_num(&d.head, "cells_s", m->cell_s);
 	for (ch = 0; ch < m->nch; ch++) {
-		double med = eb_pairs_typical(g, m->n, ch);
+		double med = m->typical[ch];
 
 		for (ia = 0; ia < m->nm; ia++)
 			for (ib = 0; ib < m->nm; ib++) {
@@ -361,7 +362,12 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		rc = eb_pairs_run(pairs, &plan, &mine, &m.elapsed_s);
 	if (rc == EB_OK)
 		rc = eb_pairs_gather(pairs, &plan, mine, &grid, &m.cell_s);
+	if (rc == EB_OK && boot->rank == 0 &&
+	    (m.typical = calloc((size_t)m.nch, sizeof(*m.typical))) == NULL)
+		rc = EB_ENOMEM;
 	if (rc == EB_OK && boot->rank == 0) {
+		for (i = 0; i < m.nch; i++)
+			m.typical[i] = eb_pairs_typical(grid, m.n, i);
 		for (i = 0; i < m.nch; i++) {
 			print_grid(&m, grid, i, 0);
 			print_grid(&m, grid, i, 1);
@@ -381,6 +387,7 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, eb_engine_deadline(&e)) == EB_OK)
 			rc = (int)worst;
 	}
+	free(m.typical);
 	free(grid);
 	free(mine);
 	eb_pairs_close(pairs);

@@ -104,20 +104,22 @@ d = json.load(open(sys.argv[1]))
 assert len(d["results"]) == 2 * 4 * 3 and all(r["measured"] == 1 for r in d["results"])
 print(" ".join(sorted("%d>%d@%d" % (r["src"], r["dst"], r["chan"]) for r in d["results"] if r["flagged"])))' "$1"
 	}
+	# The slow rail's cells run at 0.5 x the healthy ones; thresholds of 0.65 leave room for the
+	# scheduling noise of 4 ranks and the kernel's packet work sharing this machine's cores.
 	want="0>2@1 1>2@1 2>0@1 2>1@1 2>3@1 3>2@1"
 	bash "$SCRIPTS/testbed.sh" rate 2 1 200mbit || fail "throttling rail 1 of host 2"
-	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.7 || fail "matrix exited $?"
+	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.65 || fail "matrix exited $?"
 	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
 	[ "$got" = "$want" ] || fail "flagged '$got', want '$want'"
-	run 4 1 doctor -s 1M -n 4 --rounds 3 && fail "doctor passed with a slow rail"
+	run 4 1 doctor -s 1M -n 4 --rounds 3 --min-link 0.65 && fail "doctor passed with a slow rail"
 	grep -q "^FAIL  bandwidth rail1 .*slow with every peer" "$WORK/out" || fail "no FAIL for the slow rail"
 	[ "$(grep -c '^FAIL' "$WORK/out")" -eq 1 ] || fail "other checks failed too"
 	grep -q "^# FAIL rank 2 (${P}h2) bandwidth rail1" "$WORK/out" || fail "the failing host is not named"
 	bash "$SCRIPTS/testbed.sh" rate 2 1 400mbit || fail "restoring rail 1 of host 2"
-	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.7 || fail "matrix exited $?"
+	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.65 || fail "matrix exited $?"
 	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
 	[ -z "$got" ] || fail "equal rails, yet flagged: $got"
-	run 4 1 doctor -s 1M -n 4 --rounds 3 || fail "doctor failed with equal rails"
+	run 4 1 doctor -s 1M -n 4 --rounds 3 --min-link 0.65 || fail "doctor failed with equal rails"
 	;;
 perhost)
 	[ "$via" = rdv ] || fail "perhost runs through the rendezvous"
