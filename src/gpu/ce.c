@@ -46,6 +46,17 @@ int eb_ce_gbytes(int src, int dst, size_t size, int iters, double *gbytes)
 		rc = eb_mem_fill(&a, 0, size, &pat, 0);
 	if (rc != EB_OK)
 		goto free_bufs;
+	/* Without peer access the driver stages the copy through host memory (38 GB/s between
+	 * H200s on NVLink instead of ~390). */
+	err = cudaDeviceEnablePeerAccess(dst, 0);
+	if (err == cudaErrorPeerAccessAlreadyEnabled) {
+		cudaGetLastError();
+		err = cudaSuccess;
+	}
+	if (err != cudaSuccess) {
+		rc = fail(err, "enabling peer access", src, dst);
+		goto free_bufs;
+	}
 	err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
 	if (err == cudaSuccess)
 		err = cudaEventCreate(&t0);

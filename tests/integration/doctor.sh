@@ -79,6 +79,12 @@ gpus)
 		run --np 1 --expect-gpus "$n" || fail "doctor fails on a healthy GPU machine"
 		grep -q "^PASS  gpus .*CUDA sees $n GPU" "$WORK/out" || fail "no PASS for the count"
 		grep -q "^PASS  GPU 0 floor " "$WORK/out" || fail "the GPU floor was not measured"
+		if [ "$n" -ge 2 ]; then # every GPU's copy engines to its peers measured and judged
+			for g in $(seq 0 $((n - 1))); do
+				grep -q "^PASS  GPU $g copy .*slowest: to GPU [0-9]" "$WORK/out" ||
+					fail "no copy-engine PASS for GPU $g"
+			done
+		fi
 		# A round trip over PCIe: 2.7-3.3 us on H100/H200; a CPU thread echoing itself is
 		# under 0.5 us, so a figure below 1 us was not measured on the GPU.
 		us=$(sed -n 's/^PASS  GPU 0 floor .*median \([0-9.]*\) us.*/\1/p' "$WORK/out")
@@ -87,6 +93,12 @@ gpus)
 			fail "hiding the GPUs passed"
 		grep -q "^FAIL  gpus .*CUDA sees 0 GPUs, $n expected (CUDA_VISIBLE_DEVICES=)" \
 			"$WORK/out" || fail "the hidden GPUs are not named"
+		if [ "$n" -ge 2 ]; then # one GPU hidden of several: the count names what is seen
+			CUDA_VISIBLE_DEVICES=0 run --np 1 --no-measure --expect-gpus "$n" &&
+				fail "hiding all GPUs but one passed"
+			grep -q "^FAIL  gpus .*CUDA sees 1 GPU, $n expected (CUDA_VISIBLE_DEVICES=0)" \
+				"$WORK/out" || fail "one visible GPU of $n is not named"
+		fi
 	fi
 	;;
 dryrun)
