@@ -37,6 +37,8 @@ struct eb_proxy_opts {
 	int cuda_device;       /* made current in the proxy thread (-1: none): GPU memory moved
 				* by the provider needs a CUDA context in the thread that drives
 				* it (shm's CUDA IPC fell back to host bounce buffers without) */
+	int pin, cpu;	       /* pin: the proxy thread runs on CPU cpu only (0: wherever the
+				* process may; eb_topo_helper_cpu picks one near the GPU) */
 };
 
 /* The buffers puts read from and write to. The source is registered (local access) on every

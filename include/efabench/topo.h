@@ -70,6 +70,15 @@ int eb_topo_bind(int numa, char *why, size_t len);
  * leave the mask alone (why says why). Apart so that it can be tested. */
 int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size_t len);
 
+/* 1 when the process may run on fewer CPUs than are online (a launcher, taskset or cgroup
+ * bound it), 0 when on all of them. */
+int eb_topo_bound(void);
+
+/* A core for a helper thread of local rank `local_rank` (a proxy): the local_rank-th CPU from
+ * the top of the process's mask, so ranks sharing a NUMA node take different cores and stay
+ * clear of the low ones the scheduler fills first. -1 when the mask cannot be read. */
+int eb_topo_helper_cpu(int local_rank);
+
 #ifdef __cplusplus
 }
 #endif

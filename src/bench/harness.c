@@ -325,6 +325,7 @@ static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
 {
 	int n, rc;
 
+	c->user_bound = eb_topo_bound(); /* before we bind it ourselves */
 	c->mem = (enum eb_mem_kind)c->o->mem;
 	c->staged = c->o->staged;
 	c->serial = c->o->serial;

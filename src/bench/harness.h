@@ -59,6 +59,7 @@ struct eb_ctx {
 	enum eb_memsel sel;
 	enum eb_mem_kind mem;
 	int staged, serial, gpu;
+	int user_bound; /* the process was bound to fewer CPUs than are online when it started */
 	char gpu_pci[16]; /* its PCI address, "" when unknown */
 	enum eb_reg_path path;
 	struct eb_stage *stage;

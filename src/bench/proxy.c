@@ -8,9 +8,11 @@
  *         and the GPU<->CPU floor (header)
  *   rate  small puts from 1 block ... every SM, one quiet each at the end, beside the CPU
  *         posting the same writes with a window */
+#define _GNU_SOURCE /* cpu_set_t for --proxy-cpu */
 #include "harness.h"
 #include "efabench/proxy.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../gpu/floor.h"
@@ -26,6 +28,7 @@
 #include <string.h>
 
 enum { MODE_BW, MODE_LAT, MODE_RATE };
+enum { PIN_NONE = -2, PIN_AUTO = -1 };
 enum { T_CPU, T_CPU_RATE, T_BLOCK, T_NBI }; /* low byte of a variant's tag; producers above */
 
 #define MAX_CFG 6
@@ -33,6 +36,7 @@ enum { T_CPU, T_CPU_RATE, T_BLOCK, T_NBI }; /* low byte of a variant's tag; prod
 struct popts {
 	int mode, on_cpu, log2n, batch, active;
 	int bad_put; /* testing aid */
+	int cpu;     /* --proxy-cpu: a CPU, or PIN_AUTO / PIN_NONE */
 	const char *producers;
 	int nprod[MAX_CFG]; /* rate mode: producers per configuration; 0 = one block per SM */
 	int ncfg;
@@ -53,6 +57,8 @@ struct pstate {
 	struct eb_imm_wait *waits;
 	int sms0;	    /* rank 0's SMs: how many producers "all" means */
 	double floor_us[2]; /* GPU<->CPU floor round trip, p50 and p99 (latency mode) */
+	int cpu;	    /* the proxy thread's CPU, -1 when not pinned */
+	char pin_why[48];   /* and why (rank 0's, for the header) */
 };
 
 static const struct popts *own(const struct eb_ctx *c)
@@ -66,6 +72,30 @@ static int producers(const struct eb_ctx *c, const struct pstate *st)
 	int n = c->var->tag >> 8;
 
 	return (c->var->tag & 0xff) == T_NBI && n == 0 ? st->sms0 : n > 0 ? n : 1;
+}
+
+/* Where the proxy thread runs: --proxy-cpu N, else (auto) a core of its own near the GPU
+ * (the rank is bound to the GPU's NUMA node) when every spinning thread has one and nobody
+ * bound the process; a launcher's or taskset's binding wins. */
+static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_proxy_opts *pxo)
+{
+	int want = own(c)->cpu;
+
+	st->cpu = -1;
+	if (want >= 0)
+		st->cpu = want;
+	else if (want == PIN_NONE)
+		snprintf(st->pin_why, sizeof(st->pin_why), "--proxy-cpu none");
+	else if (c->user_bound)
+		snprintf(st->pin_why, sizeof(st->pin_why), "the process was bound by its launcher");
+	else if (c->e->yield)
+		snprintf(st->pin_why, sizeof(st->pin_why), "fewer cores than spinning threads");
+	else if ((st->cpu = eb_topo_helper_cpu(c->e->boot->local_rank)) < 0)
+		snprintf(st->pin_why, sizeof(st->pin_why), "the CPU mask is unreadable");
+	pxo->pin = st->cpu >= 0;
+	pxo->cpu = st->cpu;
+	if (st->cpu >= 0)
+		snprintf(st->pin_why, sizeof(st->pin_why), "%s", want >= 0 ? "--proxy-cpu" : "auto");
 }
 
 static int proxy_setup(struct eb_ctx *c)
@@ -131,6 +161,7 @@ static int proxy_setup(struct eb_ctx *c)
 		rc = eb_boot_allgather(e->boot, &sms, all, sizeof(sms), eb_engine_deadline(e));
 	st->sms0 = rc == EB_OK ? all[0] : 0;
 	free(all);
+	choose_cpu(c, st, &pxo);
 	if (rc == EB_OK)
 		rc = eb_proxy_open(&st->proxy, e, &pb, &pxo);
 	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0) {
@@ -482,6 +513,10 @@ static void proxy_header(const struct eb_ctx *c)
 	       "complete = what quiet waits for\n",
 	       po->on_cpu ? "CPU" : "GPU", po->mode == MODE_RATE ? "per configuration" : "one",
 	       1 << po->log2n, po->active);
+	if (st->cpu >= 0)
+		printf("# proxy thread: CPU %d on rank 0 (%s)\n", st->cpu, st->pin_why);
+	else
+		printf("# proxy thread: not pinned (%s)\n", st->pin_why);
 	/* Measured on one H100 with two ranks: 2.4 ms per put, ~1-8 % of the CPU's writes; under
 	 * MPS 0.94-1.00. */
 	if (!po->on_cpu && c->mem == EB_MEM_DEVICE && c->e->boot->local_size > 1 &&
@@ -503,6 +538,7 @@ static void proxy_extra(const struct eb_ctx *c, const struct eb_result *res, str
 	const struct pstate *st = c->priv;
 
 	eb_rec_str(rec, "producers_on", po->on_cpu ? "cpu" : "gpu");
+	eb_rec_num(rec, "proxy_cpu", st->cpu);
 	if (po->mode == MODE_RATE)
 		eb_rec_num(rec, "mmsg_per_s", res->t_s > 0 ? 1e-6 / res->t_s : 0.0);
 	if (po->mode == MODE_LAT) {
@@ -625,12 +661,35 @@ static void proxy_defaults(void *arg)
 	po->log2n = 12;
 	po->batch = 64;
 	po->active = 64;
+	po->cpu = PIN_AUTO;
 }
 
 #define P(field) EB_AT(struct popts, field)
 
 static const char *const modes[] = {"bw", "lat", "rate", NULL};
 static const char *const where[] = {"gpu", "cpu", NULL};
+
+/* --proxy-cpu: auto, none, or a CPU this process may run on. */
+static int parse_cpu(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len)
+{
+	cpu_set_t mask;
+	char *end;
+	long v;
+
+	(void)o;
+	if (strcmp(arg, "auto") == 0 || strcmp(arg, "none") == 0) {
+		*(int *)field = arg[0] == 'a' ? PIN_AUTO : PIN_NONE;
+		return EB_OK;
+	}
+	v = strtol(arg, &end, 10);
+	if (end == arg || *end != '\0' || v < 0 || v >= CPU_SETSIZE ||
+	    sched_getaffinity(0, sizeof(mask), &mask) != 0 || !CPU_ISSET((int)v, &mask)) {
+		snprintf(want, len, "auto, none or a CPU this process may run on");
+		return EB_EINVAL;
+	}
+	*(int *)field = (int)v;
+	return EB_OK;
+}
 
 static const struct eb_opt proxy_opts[] = {
     {"mode", 0, "M", eb_opt_choice, P(mode), 0, 0,
@@ -650,6 +709,10 @@ static const struct eb_opt proxy_opts[] = {
      "command queue slots, a power of two (default 4096)"},
     {"batch", 0, "N", eb_opt_num, P(batch), 1, 1 << 30,
      "the proxy publishes its queue position every N (default 64)"},
+    {"proxy-cpu", 0, "C", parse_cpu, P(cpu), 0, 0,
+     "the proxy thread's CPU: auto (default: a core of its own\n"
+     "near the GPU, the top CPUs of the rank's mask, unless the\n"
+     "process was bound or cores are short), none, or a number"},
     {"bad-put", 0, NULL, eb_opt_flag, P(bad_put), 0, 0,
      "testing aid: producer 0's first put aims past the buffer"},
 };

@@ -455,6 +455,27 @@ int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size
 	return 1;
 }
 
+int eb_topo_bound(void)
+{
+	cpu_set_t cur;
+
+	return sched_getaffinity(0, sizeof(cur), &cur) == 0 && CPU_COUNT(&cur) < count_online();
+}
+
+int eb_topo_helper_cpu(int local_rank)
+{
+	cpu_set_t cur;
+	int cpu, n, skip;
+
+	if (sched_getaffinity(0, sizeof(cur), &cur) != 0 || (n = CPU_COUNT(&cur)) == 0)
+		return -1;
+	skip = local_rank % n;
+	for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &cur) && skip-- == 0)
+			return cpu;
+	return -1;
+}
+
 int eb_topo_bind(int numa, char *why, size_t len)
 {
 	cpu_set_t cur, node;

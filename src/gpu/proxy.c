@@ -337,10 +337,30 @@ static int loop(struct eb_proxy *p)
 	}
 }
 
+/* A proxy that migrates between cores loses its caches and, sharing a core with a spinning
+ * thread, whole scheduler slices: it stays on the core it was given. */
+static void pin(struct eb_proxy *p)
+{
+	cpu_set_t one;
+	int rc;
+
+	if (!p->o.pin)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(p->o.cpu, &one);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (rc != 0)
+		eb_warn("proxy: cannot run on CPU %d (%s); it runs unpinned", p->o.cpu,
+			strerror(rc));
+	else
+		eb_dbg("proxy thread pinned to CPU %d", p->o.cpu);
+}
+
 static void *run(void *arg)
 {
 	struct eb_proxy *p = arg;
 
+	pin(p);
 	p->status = p->o.cuda_device >= 0 ? eb_mem_use_gpu(p->o.cuda_device) : EB_OK;
 	if (p->status == EB_OK)
 		p->status = loop(p);

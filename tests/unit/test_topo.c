@@ -460,6 +460,34 @@ static void test_bind(void)
 	CHECK(sched_getaffinity(0, sizeof(after), &after) == 0 && CPU_EQUAL(&cur, &after));
 }
 
+/* Bound or not (the online list against our mask), and helper cores counted from the top of
+ * the mask, one per local rank, wrapping when ranks outnumber CPUs. */
+static void test_helper_cpu(void)
+{
+	char list[8192], text[8300];
+	int top[2] = {-1, -1}, cpu, n, k = 0;
+	cpu_set_t cur;
+
+	CHECK(sched_getaffinity(0, sizeof(cur), &cur) == 0);
+	n = CPU_COUNT(&cur);
+	for (cpu = CPU_SETSIZE - 1; cpu >= 0 && k < 2; cpu--)
+		if (CPU_ISSET(cpu, &cur))
+			top[k++] = cpu;
+	CHECK(eb_topo_helper_cpu(0) == top[0]);
+	CHECK(eb_topo_helper_cpu(n) == top[0]);
+	if (n > 1)
+		CHECK(eb_topo_helper_cpu(1) == top[1]);
+	list_of(&cur, list, sizeof(list));
+	snprintf(text, sizeof(text), "%s\n", list);
+	put("sys/devices/system/cpu/online", text);
+	CHECK(eb_topo_bound() == 0);
+	if (!CPU_ISSET(1023, &cur)) {
+		snprintf(text, sizeof(text), "%s,1023\n", list);
+		put("sys/devices/system/cpu/online", text);
+		CHECK(eb_topo_bound() == 1);
+	}
+}
+
 /* Link state and speed: interfaces up, down, "unknown" with IFF_UP, no speed; an RDMA port. */
 static void test_link(void)
 {
@@ -509,6 +537,7 @@ int main(void)
 	test_cpulist();
 	test_should_bind();
 	test_bind();
+	test_helper_cpu();
 	test_link();
 
 	CHECK(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
