@@ -73,18 +73,25 @@ void eb_engine_close(struct eb_engine *e);
 /* Deadline opts->timeout_s from now. */
 uint64_t eb_engine_deadline(const struct eb_engine *e);
 
+/* A deadline the waits below (and eb_xfer_wait, eb_xfer_wait_imm) resolve themselves: the
+ * engine's timeout from the first time the wait looks at the clock (after 64 empty polls).
+ * A wait that ends sooner never reads the clock: per-iteration waits of small messages pass
+ * it, since a clock read on the path between a completion and the next post is latency. */
+#define EB_DEADLINE_LAZY 0
+
 /* Poll every CQ once. Returns completions seen (>= 0) or a negative status. */
 int eb_progress(struct eb_engine *e);
 
 /* One step of every wait: progress once; every 10 ms ask the bootstrap whether a peer was lost.
  * EB_OK, EB_ETIMEDOUT once past deadline (not printed: the waiter knows what it waited for),
  * or another negative status (printed). */
-int eb_engine_step(struct eb_engine *e, uint64_t deadline);
+int eb_engine_step(struct eb_engine *e, uint64_t deadline); /* absolute: never lazy */
 
 /* Steps until a completion arrives or max_polls polls came up empty: a waiter whose state
  * changes only with completions looks at it once per event, not once per poll. Same returns
- * as eb_engine_step. */
-int eb_engine_wait_event(struct eb_engine *e, uint64_t deadline, unsigned max_polls);
+ * as eb_engine_step. *deadline may be EB_DEADLINE_LAZY: it is then set when first needed, and
+ * the caller keeps it for its next call. */
+int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_polls);
 
 /* Posts: EB_OK, EB_AGAIN, or a negative status (printed). The request must stay put until
  * done. imm is sent as remote CQ data. */

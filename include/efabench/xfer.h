@@ -66,7 +66,8 @@ int eb_xfer_stage(struct eb_xfer *x, struct eb_stage *stage, void *dev, int seri
 int eb_xfer_step(struct eb_xfer *x);
 int eb_xfer_done(const struct eb_xfer *x);
 
-/* Drive n transfers to completion together. */
+/* Drive n transfers to completion together. deadline: absolute, or EB_DEADLINE_LAZY (the
+ * engine's timeout from the wait's first look at the clock). */
 int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline);
 
 /* Immediate data a waiter expects: arrivals from peer on chan reaching count. */
@@ -81,7 +82,8 @@ int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size
 		  void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
 		  uint64_t deadline);
 
-/* Drive n transfers to completion and wait for nw immediate-data counts, all together. */
+/* Drive n transfers to completion and wait for nw immediate-data counts, all together
+ * (deadline as eb_xfer_wait's). */
 int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
 		     int nw, uint64_t deadline);
 

@@ -233,6 +233,8 @@ int eb_payload_landed(struct eb_ctx *c, uint64_t deadline)
 		for (src = 0; src < c->nranks; src++)
 			if (l->slot > 0 ? src != c->rank : src == 0)
 				push(l, (size_t)src * l->slot, c->bytes);
+	if (deadline == EB_DEADLINE_LAZY) /* copies are under way: time them from now */
+		deadline = eb_deadline(c->o->fab.timeout_s);
 	for (;;) {
 		rc = land_step(l);
 		if (rc != EB_OK || (l->qhead == l->qtail && l->nt == 0))

@@ -255,7 +255,7 @@ static int cpu_put(struct eb_ctx *c, struct pstate *st)
 
 	for (k = 0; k < n; k++)
 		xs[k] = &st->x[k];
-	return eb_xfer_wait(xs, n, eb_engine_deadline(c->e));
+	return eb_xfer_wait(xs, n, EB_DEADLINE_LAZY);
 }
 
 /* n single-chunk writes with a window of them in flight, the way small messages go fastest. */
@@ -289,7 +289,7 @@ static int cpu_target(struct eb_ctx *c, struct pstate *st, long n)
 			st->waits[nw++] =
 			    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
 		}
-		rc = eb_xfer_wait_imm(c->e, NULL, 0, st->waits, nw, eb_engine_deadline(c->e));
+		rc = eb_xfer_wait_imm(c->e, NULL, 0, st->waits, nw, EB_DEADLINE_LAZY);
 	}
 	return rc;
 }

@@ -179,7 +179,7 @@ static int init_iter(struct eb_ctx *c, struct write_state *st)
 		for (i = 0; i < armed; i++)
 			st->all[n++] = &xs[i];
 	}
-	return eb_xfer_wait(st->all, n, eb_engine_deadline(e));
+	return eb_xfer_wait(st->all, n, EB_DEADLINE_LAZY);
 }
 
 static int ack(struct eb_ctx *c, struct write_state *st);
@@ -199,9 +199,9 @@ static int target_iter(struct eb_ctx *c, struct write_state *st)
 		st->waits[n++] =
 		    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
 	}
-	rc = eb_xfer_wait_imm(e, NULL, 0, st->waits, n, eb_engine_deadline(e));
+	rc = eb_xfer_wait_imm(e, NULL, 0, st->waits, n, EB_DEADLINE_LAZY);
 	if (rc == EB_OK)
-		rc = eb_payload_landed(c, eb_engine_deadline(e));
+		rc = eb_payload_landed(c, EB_DEADLINE_LAZY);
 	return rc == EB_OK ? ack(c, st) : rc;
 }
 
@@ -212,7 +212,7 @@ static int ack(struct eb_ctx *c, struct write_state *st)
 	eb_xfer_send(&st->ack[0], 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
 		     st->ack_out_mr.desc);
 	st->all[0] = &st->ack[0];
-	return eb_xfer_wait(st->all, 1, eb_engine_deadline(c->e));
+	return eb_xfer_wait(st->all, 1, EB_DEADLINE_LAZY);
 }
 
 static int write_iter(struct eb_ctx *c, long i)

@@ -239,7 +239,7 @@ int eb_progress(struct eb_engine *e)
 }
 
 /* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
-static int idle(struct eb_engine *e, uint64_t deadline)
+static int idle(struct eb_engine *e, uint64_t *deadline)
 {
 	uint64_t now;
 	int rc;
@@ -251,6 +251,8 @@ static int idle(struct eb_engine *e, uint64_t deadline)
 	if (e->idle_polls % CLOCK_POLLS != 0 && !e->yield)
 		return EB_OK;
 	now = eb_now_ns();
+	if (*deadline == EB_DEADLINE_LAZY)
+		*deadline = now + (uint64_t)(e->timeout_s * 1e9);
 	if (now >= e->next_check_ns) {
 		e->next_check_ns = now + CHECK_NS;
 		rc = eb_boot_check(e->boot);
@@ -259,7 +261,7 @@ static int idle(struct eb_engine *e, uint64_t deadline)
 			return rc;
 		}
 	}
-	return now > deadline ? EB_ETIMEDOUT : EB_OK;
+	return now > *deadline ? EB_ETIMEDOUT : EB_OK;
 }
 
 int eb_engine_step(struct eb_engine *e, uint64_t deadline)
@@ -272,10 +274,10 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 		e->idle_polls = 0;
 		return EB_OK;
 	}
-	return idle(e, deadline);
+	return idle(e, &deadline);
 }
 
-int eb_engine_wait_event(struct eb_engine *e, uint64_t deadline, unsigned max_polls)
+int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_polls)
 {
 	unsigned k;
 	int rc;

@@ -284,7 +284,7 @@ int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const stru
 			return EB_OK;
 		/* The transfers change only with completions; after 16 empty polls look anyway, to
 		 * retry posts the provider refused for lack of room. */
-		rc = eb_engine_wait_event(e, deadline, 16);
+		rc = eb_engine_wait_event(e, &deadline, 16);
 		if (rc == EB_ETIMEDOUT)
 			report_timeout(e, xs, n, w, nw);
 		if (rc != EB_OK)
