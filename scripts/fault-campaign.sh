@@ -10,7 +10,7 @@
 # ONLY a list of the benchmarks to run (names as in the table). LAUNCH: local (default, the
 # embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
 # launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
-# (Open MPI's mpirun, tcp only).
+# (Open MPI's mpirun, tcp only). On a host with two or more GPUs the local launch adds ipc.
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -34,7 +34,7 @@ calibrate() { # name args...
 	python3 - "$work/cal.json" "$run_s" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-t = max(r["lat_us"] for r in d["results"]) * 1e-6 * len(d["results"])
+t = max(r["lat_us"] if "lat_us" in r else r["t_s"] * 1e6 for r in d["results"]) * 1e-6 * len(d["results"])
 print(max(10, int(float(sys.argv[2]) / t)))
 PY
 }
@@ -170,7 +170,7 @@ trial() { # name signal np args...
 	else
 		bad[$key]=$((${bad[$key]:-0} + 1))
 		failed=$((failed + 1))
-		sed 's/^/    /' "$work/err" | grep -v ' is pid ' | tail -5
+		sed 's/^/    /' "$work/err" | grep -v " is pid " | tail -${ERR_LINES:-5}
 	fi
 	awk -v t="$took" -v d="$deadline" 'BEGIN { exit !(t > d + 5) }' && late[$key]=$((${late[$key]:-0} + 1))
 	echo "$key: victim rank $victim, ended in $took s, status $rc: $verdict"
@@ -184,6 +184,10 @@ benches=(
 	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
 	"proxy-cpu 2 proxy --producers-on cpu --provider shm -b 1M -e 1M"
 )
+# ipc (one rank per GPU, CUDA IPC mappings of each other's memory) where two GPUs are here.
+if [ "$launch" = local ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+	benches+=("ipc 2 ipc --methods ce,st --dirs write --grid all --block 1024 -b 64M -e 64M")
+fi
 # Without the embedded launcher nobody removes a killed rank's shm segment: tcp only there.
 [ "$launch" = local ] || benches=(
 	"write-tcp 3 write --provider tcp -b 256K -e 256K"

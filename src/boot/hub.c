@@ -188,6 +188,10 @@ static void read_frame(struct eb_hub *h, int i)
 		}
 		return;
 	}
+	if (hdr.type == EB_WIRE_PING && hdr.len == 0) {
+		(void)eb_wire_send(r->fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1.0));
+		return;
+	}
 	if ((hdr.type != EB_WIRE_GATHER && hdr.type != EB_WIRE_ALLTOALL) || r->waiting ||
 	    hdr.len > (1ull << 30)) {
 		eb_hub_lose(h, i, "broke the bootstrap protocol");

@@ -7,10 +7,76 @@
 
 #ifdef EB_HAVE_MPI
 #include <mpi.h>
-#include <time.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 static MPI_Comm world = MPI_COMM_NULL;
+/* Our own copy of the world for liveness questions, apart from collectives. A rank that timed
+ * out in a collective asks every other rank "are you there?" (PING); ranks answer (PONG) from
+ * their collective waits and from the engine's liveness checks, so only a stopped or hung rank
+ * stays silent, and the one that asked can name it. */
+static MPI_Comm ctl = MPI_COMM_NULL;
+enum { TAG_PING = 0x5eb1, TAG_PONG = 0x5eb2 };
+#define ANSWER_S 2.0 /* how long an asker waits for answers */
+
+/* Answer every question waiting. */
+static void answer(void)
+{
+	MPI_Status st;
+	int flag = 0, dummy;
+
+	while (ctl != MPI_COMM_NULL &&
+	       MPI_Iprobe(MPI_ANY_SOURCE, TAG_PING, ctl, &flag, &st) == MPI_SUCCESS && flag) {
+		MPI_Recv(&dummy, 1, MPI_INT, st.MPI_SOURCE, TAG_PING, ctl, MPI_STATUS_IGNORE);
+		/* A one-int message goes out eagerly: the asker is waiting for it. */
+		MPI_Send(&dummy, 1, MPI_INT, st.MPI_SOURCE, TAG_PONG, ctl);
+	}
+}
+
+/* After a collective timed out: which ranks do not answer within ANSWER_S? Printed. */
+static void name_silent(const char *what)
+{
+	int me, n, r, flag, got = 0, ping = 0, pong, *seen;
+	MPI_Request *reqs;
+	MPI_Status st;
+	uint64_t until = eb_deadline(ANSWER_S);
+	char who[256] = "";
+	size_t used = 0;
+
+	MPI_Comm_rank(ctl, &me);
+	MPI_Comm_size(ctl, &n);
+	seen = calloc((size_t)n, sizeof(*seen));
+	reqs = calloc((size_t)n, sizeof(*reqs));
+	if (seen == NULL || reqs == NULL)
+		goto free_bufs;
+	for (r = 0; r < n; r++) {
+		reqs[r] = MPI_REQUEST_NULL;
+		if (r != me)
+			MPI_Isend(&ping, 1, MPI_INT, r, TAG_PING, ctl, &reqs[r]);
+	}
+	seen[me] = 1;
+	while (got < n - 1 && eb_now_ns() < until) {
+		answer(); /* others may be asking too */
+		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PONG, ctl, &flag, &st) == MPI_SUCCESS && flag) {
+			MPI_Recv(&pong, 1, MPI_INT, st.MPI_SOURCE, TAG_PONG, ctl, MPI_STATUS_IGNORE);
+			got += !seen[st.MPI_SOURCE];
+			seen[st.MPI_SOURCE] = 1;
+		}
+	}
+	for (r = 0; r < n; r++) {
+		if (!seen[r] && used < sizeof(who) - 12)
+			used += (size_t)snprintf(who + used, sizeof(who) - used, " %d", r);
+		if (reqs[r] != MPI_REQUEST_NULL)
+			MPI_Request_free(&reqs[r]); /* a silent rank may never take it */
+	}
+	if (used > 0)
+		eb_err("MPI %s: rank%s%s did not answer within %.0f s (stopped or hung)", what,
+		       n - 1 - got == 1 ? "" : "s", who, ANSWER_S);
+free_bufs:
+	free(seen);
+	free(reqs);
+}
 
 static int wait_req(MPI_Request *req, uint64_t deadline, const char *what)
 {
@@ -24,9 +90,13 @@ static int wait_req(MPI_Request *req, uint64_t deadline, const char *what)
 		}
 		if (done)
 			break;
-		if ((++spins & 1023) == 0 && eb_now_ns() > deadline) {
-			eb_err("MPI %s timed out waiting for the other ranks", what);
-			return EB_ETIMEDOUT;
+		if ((++spins & 1023) == 0) {
+			answer();
+			if (eb_now_ns() > deadline) {
+				eb_err("MPI %s timed out waiting for the other ranks", what);
+				name_silent(what);
+				return EB_ETIMEDOUT;
+			}
 		}
 		/* Ranks idle in a barrier while a pair is timed must leave the cores to it. */
 		if (spins > 2000) {
@@ -67,8 +137,10 @@ static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk
 
 static int mpi_check(struct eb_boot *b)
 {
-	/* The MPI runtime ends the whole job when a rank dies. */
+	/* The MPI runtime ends the whole job when a rank dies; a rank asking who is still there
+	 * gets its answer from here while we wait on the fabric. */
 	(void)b;
+	answer();
 	return EB_OK;
 }
 
@@ -78,6 +150,7 @@ static void mpi_finalize(struct eb_boot *b, int exit_code)
 	fflush(stdout);
 	if (exit_code != 0)
 		MPI_Abort(world, exit_code);
+	MPI_Comm_free(&ctl);
 	MPI_Finalize();
 }
 
@@ -98,6 +171,10 @@ int eb_boot_mpi_init(struct eb_boot *b)
 		return EB_EPEER;
 	}
 	world = MPI_COMM_WORLD;
+	if (MPI_Comm_dup(world, &ctl) != MPI_SUCCESS) {
+		eb_err("MPI_Comm_dup failed");
+		return EB_EPEER;
+	}
 	MPI_Comm_rank(world, &b->rank);
 	MPI_Comm_size(world, &b->size);
 	MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, b->rank, MPI_INFO_NULL, &local);

@@ -403,8 +403,9 @@ static int join(struct rdv *r)
 			break;
 		close(fd);
 		if (eb_now_ns() > deadline) {
-			eb_err("cannot reach the rendezvous at %s within %.0f s: %s", r->o.root,
-			       r->o.timeout_s, strerror(errno));
+			eb_err("cannot reach the rendezvous at %s (rank 0 serves it) within %.0f s: "
+			       "%s",
+			       r->o.root, r->o.timeout_s, strerror(errno));
 			return EB_ETIMEDOUT;
 		}
 		usleep(100000);

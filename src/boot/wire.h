@@ -1,6 +1,6 @@
 /* Frames between a rank and the hub that serves collectives (local launcher, TCP rendezvous).
  * A rank sends GATHER/ALLTOALL with its contribution and reads RESULT; the hub may send ABORT
- * at any time; a rank says FINI (with its exit code) before it leaves. */
+ * at any time; a rank says FINI (with its exit code) before it leaves; PING gets PONG. */
 #ifndef EB_BOOT_WIRE_H
 #define EB_BOOT_WIRE_H
 
@@ -15,6 +15,10 @@ enum eb_wire_type {
 	EB_WIRE_RESULT = 3,
 	EB_WIRE_ABORT = 4, /* arg = lost rank (or -1), payload = reason text */
 	EB_WIRE_FINI = 5,  /* arg = exit code */
+	/* A rank whose collective timed out asks whether the hub is there at all (a stopped
+	 * rank 0 serving a rendezvous cannot name anyone); the hub answers even mid-collective. */
+	EB_WIRE_PING = 6,
+	EB_WIRE_PONG = 7,
 };
 
 struct eb_wire_hdr {

@@ -28,10 +28,39 @@ static int report_abort(struct eb_wire_rank *w, const struct eb_wire_hdr *h)
 	return EB_EPEER;
 }
 
+#define ANSWER_S 2.0 /* how long a rank that timed out waits for the hub to say it is there */
+
+/* A collective timed out: the hub is waiting for an absent rank (it names it once we leave),
+ * or the hub itself is stopped or hung, which only silence tells. */
+static int timed_out(struct eb_wire_rank *w, const char *what)
+{
+	const char *hub = w->hub_name ? w->hub_name : "the launcher";
+	struct eb_wire_hdr h;
+	uint64_t until = eb_deadline(ANSWER_S);
+	int rc = eb_wire_send(w->fd, EB_WIRE_PING, 0, NULL, 0, until);
+
+	if (rc == EB_OK)
+		rc = eb_sock_read(w->fd, &h, sizeof(h), until);
+	if (rc == EB_OK && h.type == EB_WIRE_ABORT)
+		return report_abort(w, &h);
+	if (rc == EB_OK) { /* the PONG, or a reply just too late: the hub is there */
+		eb_err("bootstrap %s timed out waiting for the other ranks", what);
+		return EB_ETIMEDOUT;
+	}
+	eb_err("bootstrap %s timed out, and %s did not answer within %.0f s (stopped or hung)",
+	       what, hub, ANSWER_S);
+	w->lost = 1; /* every later collective fails at once instead of waiting again */
+	return EB_ETIMEDOUT;
+}
+
 static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t deadline,
 		       const char *what)
 {
-	int rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
+	int rc;
+
+	do /* answers to an earlier question may still be on their way */
+		rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
+	while (rc == EB_OK && h->type == EB_WIRE_PONG && h->len == 0);
 
 	if (rc == EB_EPEER) {
 		if (!w->lost)
@@ -40,10 +69,8 @@ static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t d
 		w->lost = 1;
 		return rc;
 	}
-	if (rc == EB_ETIMEDOUT) {
-		eb_err("bootstrap %s timed out waiting for the other ranks", what);
-		return rc;
-	}
+	if (rc == EB_ETIMEDOUT)
+		return timed_out(w, what);
 	if (rc != EB_OK) {
 		eb_err("bootstrap %s: reading from %s failed", what,
 		       w->hub_name ? w->hub_name : "the launcher");

@@ -7,17 +7,20 @@
  * killed: 1). Lines such as "lost rank 2: ..." on stderr are the expected noise of the
  * failure cases. */
 #include "check.h"
+#include "boot/wire.h"
 #include "core/clock.h"
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define RANK_FAIL   2
@@ -296,11 +299,91 @@ static void test_mismatch(void)
 	CHECK(rc == 0);
 }
 
+/* The hub's side of a socket: take the GATHER, then answer a PING if one comes. */
+static void *answering_hub(void *arg)
+{
+	int fd = *(int *)arg;
+	struct eb_wire_hdr h;
+	char buf[64];
+
+	if (eb_sock_read(fd, &h, sizeof(h), eb_deadline(5)) != EB_OK || h.len > sizeof(buf) ||
+	    eb_sock_read(fd, buf, (size_t)h.len, eb_deadline(5)) != EB_OK ||
+	    eb_sock_read(fd, &h, sizeof(h), eb_deadline(5)) != EB_OK)
+		return (void *)(intptr_t)-1;
+	if (h.type == EB_WIRE_PING)
+		eb_wire_send(fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1));
+	return (void *)(intptr_t)h.type;
+}
+
+/* Rank 1 times out in a collective rank 0 never comes to: the launcher's hub answers its
+ * PING at once, so rank 1 learns the hub is there well before the 2 s a silent one gets. */
+static int rank_asks_hub(struct eb_boot *b, void *arg)
+{
+	uint64_t in = 1, out[2], t0 = eb_now_ns();
+	int rc;
+
+	(void)arg;
+	if (b->rank == 0) {
+		sleep_ms(1500);
+		return 0;
+	}
+	rc = eb_boot_allgather(b, &in, out, sizeof(in), eb_deadline(0.3));
+	printf("collective without rank 0: status %d after %.2f s (want %d within 1.2 s)\n", rc,
+	       seconds_since(t0), EB_ETIMEDOUT);
+	return rc == EB_ETIMEDOUT && seconds_since(t0) < 1.2 ? 0 : 1;
+}
+
+/* A collective that times out asks the hub whether it is there: a hub that answers is waiting
+ * for someone else (the rank may try again later); a silent one (a stopped rank 0 serving a
+ * rendezvous) is named and given up on, so the next collective fails at once. */
+static void test_silent_hub(void)
+{
+	struct eb_wire_rank w = {.hub_name = "rank 0 (the test's hub)"};
+	struct eb_boot b = {.rank = 1, .size = 2, .ops = &eb_wire_boot_ops, .impl = &w};
+	uint64_t in = 7, out[2], t0;
+	struct eb_wire_hdr h;
+	pthread_t th;
+	void *seen;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w.fd = sv[0];
+	CHECK(pthread_create(&th, NULL, answering_hub, &sv[1]) == 0);
+	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(0.2)) == EB_ETIMEDOUT);
+	CHECK(pthread_join(th, &seen) == 0);
+	CHECK((intptr_t)seen == EB_WIRE_PING);
+	CHECK(w.lost == 0);
+	close(sv[0]);
+	close(sv[1]);
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w.fd = sv[0];
+	t0 = eb_now_ns();
+	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(0.2)) == EB_ETIMEDOUT);
+	printf("silent hub: gave up in %.2f s (deadline 0.2 s + 2 s for an answer)\n",
+	       seconds_since(t0));
+	CHECK(seconds_since(t0) < 3.0);
+	CHECK(w.lost == 1);
+	t0 = eb_now_ns();
+	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(5)) == EB_EPEER);
+	CHECK(seconds_since(t0) < 0.1);
+	/* What the silent hub was sent: the GATHER with our 8 bytes, then the PING. */
+	CHECK(eb_sock_read(sv[1], &h, sizeof(h), eb_deadline(1)) == EB_OK);
+	CHECK(h.type == EB_WIRE_GATHER && h.len == sizeof(in));
+	CHECK(eb_sock_read(sv[1], out, sizeof(in), eb_deadline(1)) == EB_OK && out[0] == in);
+	CHECK(eb_sock_read(sv[1], &h, sizeof(h), eb_deadline(1)) == EB_OK);
+	CHECK(h.type == EB_WIRE_PING && h.len == 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_collectives();
 	test_losses();
 	test_mismatch();
+	test_silent_hub();
+	CHECK(eb_launch_local(2, rank_asks_hub, NULL, GRACE_S) == 0);
 	return check_done();
 }
