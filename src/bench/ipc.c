@@ -590,7 +590,7 @@ static int ipc_rank(struct eb_boot *boot, const struct eb_opts *o)
 		rc = EB_ENOMEM;
 		goto free_dev;
 	}
-	rc = eb_ik_timer_create(&c.timer, c.nslots, MAX_BATCH);
+	rc = eb_ik_timer_create(&c.timer, c.nslots, MAX_BATCH, !c.io->no_gate);
 	if (rc != EB_OK)
 		goto free_dev;
 	rc = exchange(&c);
@@ -736,6 +736,10 @@ static const struct eb_opt ipc_opts[] = {
      "shared-memory buffers per tma block (default 4)"},
     {"link-gbps", 0, "G", eb_opt_dbl, I(link_gbps), 0, 1e9,
      "NVLink Gbps per GPU and direction when NVML reports none"},
+    {"no-gate", 0, NULL, eb_opt_flag, I(no_gate), 0, 0,
+     "queue launches without the gate kernel (their host cost is\n"
+     "then in t): for compute-sanitizer, which serializes launches,\n"
+     "so a gate would wait for its deadline"},
 };
 
 const struct eb_cmd eb_cmd_ipc = {

@@ -30,6 +30,7 @@ struct ipc_opts {
 	uint64_t tma_chunk;
 	int tma_stages;
 	double link_gbps; /* NVLink per GPU and direction when NVML reports none */
+	int no_gate;	  /* launches queued without the gate (tools that serialize them) */
 };
 
 /* One launch shape: the copy engine, or a kernel method with its grid and block. */

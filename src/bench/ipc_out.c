@@ -43,11 +43,13 @@ void ipc_print_header(const struct ipc_report *r)
 	       "copies through %d shared-memory buffers\n",
 	       r->ce_api, (unsigned long long)io->tma_chunk, io->tma_stages);
 	printf("# t = mean seconds per copy on the initiating GPU: CUDA events between "
-	       "back-to-back launches, queued behind a gate\n"
+	       "back-to-back launches, %s\n"
 	       "# GB/s = bytes moved per copy / t / 1e9; Gbps = 8 x GB/s; NVL%% = of the "
 	       "NVLink peak; %%CE = of the copy engine, same size\n"
 	       "# Best = the fastest kernel shape of the sweep, measured again right after a "
-	       "fresh CE run; #wrong counts every measurement\n");
+	       "fresh CE run; #wrong counts every measurement\n",
+	       io->no_gate ? "queued without a gate (--no-gate: launch cost included)"
+			   : "queued behind a gate");
 	fflush(stdout);
 }
 
@@ -207,6 +209,7 @@ static void head(struct eb_doc *d, const struct ipc_report *r)
 	eb_rec_int(h, "ranks", r->nranks);
 	eb_rec_str(h, "pairs", pairs_name[r->io->pairs]);
 	eb_rec_str(h, "gpu", r->gpu_name);
+	eb_rec_bool(h, "gate", !r->io->no_gate);
 	eb_rec_int(h, "sms", r->sms);
 	eb_rec_obj(h, "nvlink");
 	eb_rec_int(h, "links", r->links);

@@ -320,6 +320,7 @@ struct eb_ik_timer {
 	uint32_t *go_h, *go_d, *late_h, *late_d; /* mapped host words */
 	uint32_t ticket;
 	unsigned int *arrived; /* device: one counter per stream for signal_done */
+	int gate;
 };
 
 static const char *ce_api = "cudaMemcpyPeerAsync";
@@ -351,13 +352,14 @@ void eb_ik_timer_destroy(struct eb_ik_timer *t)
 	free(t);
 }
 
-int eb_ik_timer_create(struct eb_ik_timer **out, int nstreams, int max_batch)
+int eb_ik_timer_create(struct eb_ik_timer **out, int nstreams, int max_batch, int gate)
 {
 	struct eb_ik_timer *t = (struct eb_ik_timer *)calloc(1, sizeof(*t));
 	int i, rc = IK_ENOMEM;
 
 	if (t == NULL)
 		return IK_ENOMEM;
+	t->gate = gate;
 	t->nstreams = nstreams;
 	t->max_batch = max_batch;
 	t->streams = (cudaStream_t *)calloc((size_t)nstreams, sizeof(cudaStream_t));
@@ -497,9 +499,11 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 		for (s = 0; s < nops && rc == 0; s++) {
 			cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
 
-			gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket, timeout_ns,
-								t->late_d);
-			rc = check(cudaGetLastError(), "gate kernel");
+			if (t->gate) {
+				gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket,
+									timeout_ns, t->late_d);
+				rc = check(cudaGetLastError(), "gate kernel");
+			}
 			for (i = 0; i < b && rc == 0; i++) {
 				rc =
 				    check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");

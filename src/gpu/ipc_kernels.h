@@ -66,8 +66,10 @@ struct eb_ik_op {
 
 struct eb_ik_timer;
 
-/* Streams (one per concurrent op), events and the gate; batches of at most max_batch. */
-int eb_ik_timer_create(struct eb_ik_timer **t, int nstreams, int max_batch);
+/* Streams (one per concurrent op), events and the gate; batches of at most max_batch. gate 0:
+ * no gate kernel, so launches run as they are queued (their host cost is then in the figures)
+ * for tools that serialize launches (compute-sanitizer), where a gate waits for its timeout. */
+int eb_ik_timer_create(struct eb_ik_timer **t, int nstreams, int max_batch, int gate);
 void eb_ik_timer_destroy(struct eb_ik_timer *t);
 
 /* Run n launches of ops[s] on stream s, all streams at once. Launches are enqueued in batches
