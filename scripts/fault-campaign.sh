@@ -132,6 +132,19 @@ trial() { # name signal np args...
 	verdict=ok
 	if kill -0 $job 2>/dev/null; then
 		verdict="still running after ${limit} s"
+		# Every other rank finished a complete, verified run and left: the stop landed after
+		# the victim's last word, and only the user's launcher (mpirun) still waits for it.
+		others=0
+		for p in $pids; do
+			[ "$p" != "$pid" ] && [ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] &&
+				others=1
+		done
+		if [ "$launch" != local ] && [ $others = 0 ] && grep -q "Out of bounds values : 0 OK" "$work/out"; then
+			kill -9 "$pid" 2>/dev/null
+			wait $job
+			echo "$name $sig: rank $victim was stopped after its run; its launcher waits for it; not counted"
+			return
+		fi
 		pkill -9 -P $job
 		kill -9 $job
 	fi

@@ -417,14 +417,25 @@ static int join(struct rdv *r)
 	rc = eb_sock_write(fd, &h, sizeof(h), deadline);
 	if (rc == EB_OK)
 		rc = eb_sock_read(fd, &rep, sizeof(rep), deadline);
-	if (rc != EB_OK || !rep.ok) {
+	if (rc == EB_ETIMEDOUT) /* the kernel took the connection; nobody read it */
+		eb_err("rank 0, which serves the rendezvous at %s, did not answer rank %d within "
+		       "%.0f s (stopped or hung)",
+		       r->o.root, r->o.rank, r->o.timeout_s);
+	else if (rc != EB_OK)
+		eb_err("the rendezvous at %s (rank 0) closed rank %d's connection without an "
+		       "answer",
+		       r->o.root, r->o.rank);
+	if (rc == EB_OK && !rep.ok) {
 		rep.reason[sizeof(rep.reason) - 1] = '\0';
 		eb_err("the rendezvous at %s refused rank %d: %s", r->o.root, r->o.rank,
-		       rc != EB_OK ? "no answer" : rep.reason);
+		       rep.reason);
+	}
+	if (rc != EB_OK || !rep.ok) {
 		close(fd);
 		return EB_EPEER;
 	}
 	r->w.fd = fd;
+	r->w.ping_ns = (uint64_t)(r->o.timeout_s * 1e9);
 	return EB_OK;
 }
 

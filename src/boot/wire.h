@@ -39,6 +39,8 @@ struct eb_wire_rank {
 	int32_t seq;
 	int lost;	      /* set once an ABORT arrived */
 	const char *hub_name; /* who serves us, for messages: "the launcher", "rank 0" */
+	uint64_t ping_ns;     /* > 0: while a collective waits, ask the hub this often whether
+			       * it is there (a rank serving a rendezvous can be stopped) */
 };
 
 extern const struct eb_boot_ops eb_wire_boot_ops;

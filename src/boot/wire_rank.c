@@ -6,6 +6,7 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,14 +54,52 @@ static int timed_out(struct eb_wire_rank *w, const char *what)
 	return EB_ETIMEDOUT;
 }
 
+/* Until the connection has something to read (EB_OK) or the deadline passes. A collective may
+ * wait long (a phase's whole length); with ping_ns set the hub is asked every ping_ns whether
+ * it is still there, and a silent one ends the wait at once, named (EB_EPEER, lost set). */
+static int await_frame(struct eb_wire_rank *w, uint64_t deadline, const char *what)
+{
+	for (;;) {
+		uint64_t now = eb_now_ns(), until = deadline, answer_by;
+		struct pollfd p = {.fd = w->fd, .events = POLLIN};
+		int asked = 0, n;
+
+		if (w->ping_ns > 0 && now + w->ping_ns < deadline)
+			until = now + w->ping_ns;
+		n = poll(&p, 1, now >= until ? 0 : (int)((until - now) / 1000000 + 1));
+		if (n > 0)
+			return EB_OK;
+		if (n < 0 && errno != EINTR)
+			return EB_ESYS;
+		if (eb_now_ns() < until)
+			continue; /* EINTR, or woken a little early */
+		if (until == deadline)
+			return EB_ETIMEDOUT;
+		answer_by = eb_deadline(ANSWER_S);
+		asked = eb_wire_send(w->fd, EB_WIRE_PING, 0, NULL, 0, answer_by) == EB_OK;
+		p.revents = 0;
+		while (asked && (n = poll(&p, 1, 100)) == 0 && eb_now_ns() < answer_by)
+			;
+		if (asked && n > 0)
+			continue; /* the hub speaks: keep waiting for the result */
+		eb_err("bootstrap %s: %s did not answer within %.0f s while we waited (stopped or "
+		       "hung)",
+		       what, w->hub_name ? w->hub_name : "the launcher", ANSWER_S);
+		w->lost = 1;
+		return EB_EPEER;
+	}
+}
+
 static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t deadline,
 		       const char *what)
 {
 	int rc;
 
-	do /* answers to an earlier question may still be on their way */
-		rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
-	while (rc == EB_OK && h->type == EB_WIRE_PONG && h->len == 0);
+	do { /* answers to an earlier question may still be on their way */
+		rc = await_frame(w, deadline, what);
+		if (rc == EB_OK)
+			rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
+	} while (rc == EB_OK && h->type == EB_WIRE_PONG && h->len == 0);
 
 	if (rc == EB_EPEER) {
 		if (!w->lost)
@@ -133,14 +172,25 @@ int eb_wire_check(struct eb_boot *b)
 	struct eb_wire_rank *w = b->impl;
 	struct pollfd p = {.fd = w->fd, .events = POLLIN};
 	struct eb_wire_hdr h;
+	int rc;
 
 	if (w->lost)
 		return EB_EPEER;
 	if (poll(&p, 1, 0) <= 0)
 		return EB_OK;
-	/* Between collectives the hub only ever speaks to say a rank was lost. */
-	if (read_header(w, &h, eb_deadline(1.0), "liveness check") != EB_OK)
+	/* Between collectives the hub only ever speaks to say a rank was lost, or to answer a
+	 * question a collective asked. */
+	rc = eb_sock_read(w->fd, &h, sizeof(h), eb_deadline(1.0));
+	if (rc == EB_OK && h.type == EB_WIRE_PONG && h.len == 0)
+		return EB_OK;
+	if (rc == EB_OK && h.type == EB_WIRE_ABORT)
+		return report_abort(w, &h);
+	if (rc != EB_OK) {
+		eb_err("lost %s (bootstrap connection closed during a liveness check)",
+		       w->hub_name ? w->hub_name : "the launcher");
+		w->lost = 1;
 		return EB_EPEER;
+	}
 	eb_err("unexpected bootstrap frame (type %u) outside a collective", h.type);
 	w->lost = 1;
 	return EB_EPROTO;

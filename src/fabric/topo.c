@@ -462,17 +462,43 @@ int eb_topo_bound(void)
 	return sched_getaffinity(0, sizeof(cur), &cur) == 0 && CPU_COUNT(&cur) < count_online();
 }
 
+/* The CPUs sharing cpu's core, itself included (just cpu when sysfs does not say). */
+static void siblings(int cpu, cpu_set_t *set)
+{
+	char path[PATH_MAX], text[LIST_MAX];
+
+	if (sysfs_path(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		       cpu) != EB_OK ||
+	    read_file(path, text, sizeof(text)) != EB_OK || parse_cpulist(text, set) != EB_OK ||
+	    !CPU_ISSET(cpu, set)) {
+		CPU_ZERO(set);
+		CPU_SET(cpu, set);
+	}
+}
+
+/* The nth core of the mask counted from the top (wrapping), as the highest CPU of it in the
+ * mask: hyperthreads of one core are one choice, so two helpers never share a core while
+ * cores are left. */
 int eb_topo_helper_cpu(int local_rank)
 {
-	cpu_set_t cur;
-	int cpu, n, skip;
+	cpu_set_t cur, seen, sib;
+	int cpu, cores = 0, skip, pass;
 
-	if (sched_getaffinity(0, sizeof(cur), &cur) != 0 || (n = CPU_COUNT(&cur)) == 0)
+	if (sched_getaffinity(0, sizeof(cur), &cur) != 0 || CPU_COUNT(&cur) == 0)
 		return -1;
-	skip = local_rank % n;
-	for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
-		if (CPU_ISSET(cpu, &cur) && skip-- == 0)
-			return cpu;
+	for (pass = 0; pass < 2; pass++) {
+		skip = pass == 0 ? -1 : local_rank % cores;
+		CPU_ZERO(&seen);
+		for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--) {
+			if (!CPU_ISSET(cpu, &cur) || CPU_ISSET(cpu, &seen))
+				continue;
+			if (pass == 1 && skip-- == 0)
+				return cpu;
+			cores += pass == 0;
+			siblings(cpu, &sib);
+			CPU_OR(&seen, &seen, &sib);
+		}
+	}
 	return -1;
 }
 

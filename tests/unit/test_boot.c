@@ -315,6 +315,58 @@ static void *answering_hub(void *arg)
 	return (void *)(intptr_t)h.type;
 }
 
+/* A hub that answers every PING for a while, then sends the collective's result. */
+static void *slow_hub(void *arg)
+{
+	int fd = *(int *)arg, pings = 0;
+	uint64_t res[2] = {7, 8}, until = eb_deadline(1.0);
+	struct eb_wire_hdr h;
+	char buf[64];
+
+	if (eb_sock_read(fd, &h, sizeof(h), eb_deadline(5)) != EB_OK || h.len > sizeof(buf) ||
+	    eb_sock_read(fd, buf, (size_t)h.len, eb_deadline(5)) != EB_OK)
+		return (void *)(intptr_t)-1;
+	while (eb_now_ns() < until)
+		if (eb_sock_read(fd, &h, sizeof(h), until) == EB_OK && h.type == EB_WIRE_PING) {
+			eb_wire_send(fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1));
+			pings++;
+		}
+	eb_wire_send(fd, EB_WIRE_RESULT, 1, res, sizeof(res), eb_deadline(1));
+	return (void *)(intptr_t)pings;
+}
+
+/* A long collective (a phase's length) asks every ping_ns whether the hub is there: a live
+ * hub's answers keep it waiting until the result comes; a silent hub ends it at once. */
+static void test_long_wait(void)
+{
+	struct eb_wire_rank w = {.hub_name = "rank 0 (the test's hub)", .ping_ns = 200000000};
+	struct eb_boot b = {.rank = 1, .size = 2, .ops = &eb_wire_boot_ops, .impl = &w};
+	uint64_t in = 8, out[2] = {0, 0}, t0;
+	pthread_t th;
+	void *pings;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w.fd = sv[0];
+	CHECK(pthread_create(&th, NULL, slow_hub, &sv[1]) == 0);
+	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(30)) == EB_OK);
+	CHECK(pthread_join(th, &pings) == 0);
+	printf("live hub: %d questions answered before the result\n", (int)(intptr_t)pings);
+	CHECK((intptr_t)pings >= 2 && out[0] == 7 && out[1] == 8 && w.lost == 0);
+	close(sv[0]);
+	close(sv[1]);
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w.fd = sv[0];
+	w.seq = 0;
+	t0 = eb_now_ns();
+	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(30)) == EB_EPEER);
+	printf("silent hub in a 30 s collective: given up after %.2f s\n", seconds_since(t0));
+	CHECK(seconds_since(t0) < 3.0 && w.lost == 1);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* Rank 1 times out in a collective rank 0 never comes to: the launcher's hub answers its
  * PING at once, so rank 1 learns the hub is there well before the 2 s a silent one gets. */
 static int rank_asks_hub(struct eb_boot *b, void *arg)
@@ -384,6 +436,7 @@ int main(void)
 	test_losses();
 	test_mismatch();
 	test_silent_hub();
+	test_long_wait();
 	CHECK(eb_launch_local(2, rank_asks_hub, NULL, GRACE_S) == 0);
 	return check_done();
 }

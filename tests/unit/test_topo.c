@@ -460,6 +460,14 @@ static void test_bind(void)
 	CHECK(sched_getaffinity(0, sizeof(after), &after) == 0 && CPU_EQUAL(&cur, &after));
 }
 
+static const char *at_cpu(int cpu)
+{
+	static char rel[96];
+
+	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
+	return rel;
+}
+
 /* Bound or not (the online list against our mask), and helper cores counted from the top of
  * the mask, one per local rank, wrapping when ranks outnumber CPUs. */
 static void test_helper_cpu(void)
@@ -475,8 +483,21 @@ static void test_helper_cpu(void)
 			top[k++] = cpu;
 	CHECK(eb_topo_helper_cpu(0) == top[0]);
 	CHECK(eb_topo_helper_cpu(n) == top[0]);
-	if (n > 1)
+	if (n > 1) {
 		CHECK(eb_topo_helper_cpu(1) == top[1]);
+		/* The top two are hyperthreads of one core: rank 1 takes the next core (or, with
+		 * no other core, shares the one there is). */
+		snprintf(text, sizeof(text), "%d,%d\n", top[1], top[0]);
+		put(at_cpu(top[0]), text);
+		put(at_cpu(top[1]), text);
+		CHECK(eb_topo_helper_cpu(0) == top[0]);
+		for (cpu = top[1] - 1; cpu >= 0 && !CPU_ISSET(cpu, &cur); cpu--)
+			;
+		CHECK(eb_topo_helper_cpu(1) == (n > 2 ? cpu : top[0]));
+		put(at_cpu(top[0]), "\n"); /* unreadable: each CPU counts alone again */
+		put(at_cpu(top[1]), "\n");
+		CHECK(eb_topo_helper_cpu(1) == top[1]);
+	}
 	list_of(&cur, list, sizeof(list));
 	snprintf(text, sizeof(text), "%s\n", list);
 	put("sys/devices/system/cpu/online", text);
