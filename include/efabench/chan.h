@@ -38,6 +38,9 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 /* names: nranks addresses of EB_ADDR_MAX bytes, lens their lengths. */
 int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks);
 void eb_chan_close(struct eb_chan *c);
+/* Close the endpoint alone (not where memory regions are bound to it, FI_MR_ENDPOINT): what was
+ * still posted on it goes with it, before its buffers and requests are freed. */
+void eb_chan_close_ep(struct eb_chan *c);
 
 #ifdef __cplusplus
 }

@@ -74,9 +74,10 @@ int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size
  * bound it), 0 when on all of them. */
 int eb_topo_bound(void);
 
-/* A core for a helper thread of local rank `local_rank` (a proxy): the local_rank-th CPU from
- * the top of the process's mask, so ranks sharing a NUMA node take different cores and stay
- * clear of the low ones the scheduler fills first. -1 when the mask cannot be read. */
+/* A CPU for a helper thread of local rank `local_rank` (a proxy): one of the local_rank-th
+ * core from the top of the process's mask (hyperthreads of a core, from sysfs, count once),
+ * so ranks sharing a NUMA node take different cores and stay clear of the low ones the
+ * scheduler fills first. -1 when the mask cannot be read. */
 int eb_topo_helper_cpu(int local_rank);
 
 #ifdef __cplusplus

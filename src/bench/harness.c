@@ -459,6 +459,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		rc = file_rc;
 teardown:
 	eb_progress_clear(&prog);
+	eb_engine_quiesce(&e); /* before the buffers and requests posted on it are freed */
 	eb_payload_unland(&c);
 	b->teardown(&c);
 	eb_stage_destroy(c.stage);

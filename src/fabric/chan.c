@@ -110,6 +110,14 @@ int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, 
 	return EB_OK;
 }
 
+void eb_chan_close_ep(struct eb_chan *c)
+{
+	if (c->ep != NULL && !(c->mr_mode & FI_MR_ENDPOINT)) {
+		fi_close(&c->ep->fid);
+		c->ep = NULL;
+	}
+}
+
 void eb_chan_close(struct eb_chan *c)
 {
 	if (c->ep != NULL)

@@ -143,6 +143,14 @@ free_nics:
 	return rc;
 }
 
+void eb_engine_quiesce(struct eb_engine *e)
+{
+	int c;
+
+	for (c = 0; c < e->nchan; c++)
+		eb_chan_close_ep(&e->chan[c]);
+}
+
 void eb_engine_close(struct eb_engine *e)
 {
 	int c;

