@@ -269,6 +269,7 @@ static void *hub_main(void *arg)
 		int fd, done;
 
 		if (eb_now_ns() > deadline) {
+			static const char not_joined[] = "not every rank joined the rendezvous";
 			char missing[256] = "";
 			size_t used = 0;
 
@@ -280,9 +281,8 @@ static void *hub_main(void *arg)
 			       r->o.timeout_s);
 			for (i = 0; i < n; i++)
 				if (fds[i] >= 0)
-					(void)eb_wire_send(fds[i], EB_WIRE_ABORT, -1,
-							   "not every rank joined the rendezvous",
-							   38, eb_deadline(1.0));
+					(void)eb_wire_send(fds[i], EB_WIRE_ABORT, -1, not_joined,
+							   sizeof(not_joined), eb_deadline(1.0));
 			r->hub_status = EB_ETIMEDOUT;
 			goto close_fds;
 		}
