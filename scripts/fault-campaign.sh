@@ -11,6 +11,7 @@
 # embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
 # launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
 # (Open MPI's mpirun, tcp only). On a host with two or more GPUs the local launch adds ipc.
+# ERR_LINES: how many lines of a failed trial's stderr to print (5).
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
