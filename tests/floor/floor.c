@@ -39,14 +39,16 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-/* Spin on the CQ until n completions of the kind asked (remote CQ data or not) came. */
+/* Spin on the CQ until n completions of the kind asked (remote CQ data or not) came. Those of
+ * the other kind are kept for a later call: the next write can land before the completion of
+ * the acknowledgement that let it go. */
 static int reap(struct eb_chan *ch, long n, int remote)
 {
+	static long kept[2];
 	struct fi_cq_data_entry e[16];
-	long got = 0;
 
-	while (got < n) {
-		ssize_t k = fi_cq_read(ch->cq, e, n - got < 16 ? (size_t)(n - got) : 16), i;
+	while (kept[remote] < n) {
+		ssize_t k = fi_cq_read(ch->cq, e, 16), i;
 
 		if (k == -FI_EAGAIN)
 			continue;
@@ -55,8 +57,9 @@ static int reap(struct eb_chan *ch, long n, int remote)
 			return -1;
 		}
 		for (i = 0; i < k; i++)
-			got += !!(e[i].flags & FI_REMOTE_WRITE) == remote;
+			kept[!!(e[i].flags & FI_REMOTE_WRITE)]++;
 	}
+	kept[remote] -= n;
 	return 0;
 }
 
