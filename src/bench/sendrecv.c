@@ -1,6 +1,6 @@
-/* efabench sendrecv: ping-pong of S bytes between rank 0 and rank k over fi_send/fi_recv with
- * receives posted before the peer sends. Each timed iteration is one round trip; t is half of
- * it (one-way), so Gbps counts S bytes per one-way trip. */
+/* efabench sendrecv: ping-pong of S bytes between rank 0 and rank k over fi_send/fi_recv, each
+ * receive posted while the peer's message is still to come. Each timed iteration is one round
+ * trip; t is half of it (one-way), so Gbps counts S bytes per one-way trip. */
 #include "harness.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
@@ -126,14 +126,15 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 	st->rx_armed = 0;
 	if (rc != EB_OK)
 		return rc;
-	/* Re-post before replying so rank 0's next message finds its receive waiting; never
-	 * past the phase, which would leave receives posted into the next one. */
-	if (i + 1 < c->iters) {
-		rc = arm_rx(c, st);
-		if (rc != EB_OK)
-			return rc;
-	}
+	/* Reply first, then re-post the receive while the reply travels: the post stays off the
+	 * round trip, and rank 0's next message, sent only once the reply arrived, normally
+	 * finds it waiting (else the provider holds it as unexpected). Never past the phase,
+	 * which would leave receives posted into the next one. */
 	rc = arm_tx(c, st);
+	if (rc == EB_OK)
+		rc = eb_xfer_step(&st->tx);
+	if (rc == EB_OK && i + 1 < c->iters)
+		rc = arm_rx(c, st);
 	return rc == EB_OK ? eb_xfer_wait(both + 1, 1, deadline) : rc;
 }
 
