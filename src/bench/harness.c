@@ -4,6 +4,7 @@
 #include "efabench/topo.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
+#include "../core/ticks.h"
 #include "../core/log.h"
 #include "../report/progress.h"
 
@@ -31,13 +32,24 @@ static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
 		eb_mem_flip(&p->pay, off + (uint64_t)c->o->corrupt_at % c->bytes);
 }
 
+/* Ticks to seconds, scaled by the phase's span timed both ways (exact where ticks are ns). */
+static void to_seconds(double *samples, long n, uint64_t span_ns, uint64_t span_ticks)
+{
+	double f = eb_ticks_tsc && span_ticks > 0 ? (double)span_ns / (double)span_ticks : 1.0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		samples[i] *= f * 1e-9;
+}
+
 /* One phase: prepare, align every rank with a barrier, run iters timed iterations, verify.
  * samples (may be NULL) receives each iteration's seconds. */
 static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double *samples,
 		 uint64_t *wrong)
 {
-	uint64_t mine = 0, t0 = 0, t1;
+	uint64_t mine = 0, t0 = 0, t1, ns0 = eb_now_ns(), k0 = eb_ticks();
 	int64_t total = 0;
+	int timed = 0; /* samples holds ticks to scale */
 	long i;
 	int rc;
 
@@ -58,20 +70,24 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 			rc = eb_boot_barrier(c->e->boot, eb_engine_deadline(c->e));
 			if (rc != EB_OK)
 				return rc;
-			t0 = eb_now_ns();
+			t0 = eb_ticks();
 		}
 		rc = self ? b->run(c, m, samples != NULL ? samples + i : NULL) : b->iter(c, i);
-		/* One clock read per iteration: it ends this one and starts the next. */
-		t1 = eb_now_ns();
+		/* One timestamp per iteration: it ends this one and starts the next. */
+		t1 = eb_ticks();
 		if (rc != EB_OK)
 			return rc;
-		if (samples != NULL && !self)
-			samples[i] = (double)(t1 - t0) * 1e-9;
+		if (samples != NULL && !self) {
+			samples[i] = (double)(t1 - t0);
+			timed = 1;
+		}
 		t0 = t1;
 		if (c->o->corrupt_at >= 0)
 			corrupt(b, c);
 		i += m;
 	}
+	if (timed)
+		to_seconds(samples, iters, eb_now_ns() - ns0, eb_ticks() - k0);
 	if (c->role != EB_ROLE_IDLE && iters > 0) {
 		t0 = eb_now_ns();
 		mine += b->verify(c);
@@ -397,6 +413,7 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	rc = pick_gpu(&c, boot);
 	if (rc != EB_OK)
 		return rc;
+	(void)eb_ticks_init();
 	fab = o->fab;
 	fab.near_pci = c.gpu_pci[0] ? c.gpu_pci : NULL;
 	rc = eb_engine_open(&e, boot, &fab);

@@ -3,6 +3,7 @@
 #include "harness_out.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
+#include "../core/ticks.h"
 #include "../report/doc.h"
 
 #include <rdma/fabric.h>
@@ -84,10 +85,11 @@ void eb_harness_header(struct eb_report *r)
 		printf(" %s %d", r->vars[v]->name[r->c->sel],
 		       eb_variant_nics(e, r->vars[v], r->c->nranks));
 	printf("\n# warmup: %ld  iters: %ld  chunk: %s  window: %d  check every iteration: %s  "
-	       "timeout: %.0f s\n# poll: %s (%s%d ranks here, %d cores)\n",
+	       "timeout: %.0f s\n# poll: %s (%s%d ranks here, %d cores)  timer: %s\n",
 	       o->warmup, o->iters, eb_size_format(r->c->chunk, chunk, sizeof(chunk)), r->c->window,
 	       o->check ? "yes" : "no", o->fab.timeout_s, e->yield ? "yield" : "spin",
-	       o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->boot->local_size, e->cores);
+	       o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->boot->local_size, e->cores,
+	       eb_ticks_tsc ? "tsc, scaled to CLOCK_MONOTONIC per phase" : "CLOCK_MONOTONIC");
 	mem_line(r);
 	if (r->b->header != NULL)
 		r->b->header(r->c);
@@ -150,6 +152,7 @@ static void settings(struct eb_rec *x, const struct eb_report *r)
 	eb_rec_bool(x, "check", o->check);
 	eb_rec_num(x, "timeout_s", o->fab.timeout_s);
 	eb_rec_str(x, "poll", e->yield ? "yield" : "spin");
+	eb_rec_str(x, "timer", eb_ticks_tsc ? "tsc" : "clock_gettime");
 	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	eb_rec_str(x, "libfabric", ver);
 	if (r->c->mem != EB_MEM_HOST) {

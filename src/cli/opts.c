@@ -325,6 +325,8 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 		      "  BusBW %  100*Gbps/(link Gbps * NICs the variant drives); '-' when the\n"
 		      "           link speed is unknown (give --link-gbps)\n"
 		      "  Lat (us) t*1e6; JSON adds min, p50, p99 (nearest rank), max, stddev\n"
+		      "           of iterations stamped with the TSC (timer: in the header)\n"
+		      "           scaled to CLOCK_MONOTONIC over each phase\n"
 		      "  #wrong   8-byte payload words that differ from the expected pattern, a\n"
 		      "           function of (source, target, offset, epoch); any wrong word\n"
 		      "           fails the run (exit 1)\n"

@@ -10,6 +10,24 @@ for t in "sendrecv 64 200" "write 64 200" "rate 64 2000 8"; do
 	echo "ok: efabench-floor $t -> $v"
 done
 timeout 60 "$FLOOR" bogus 8 1 >/dev/null 2>&1 && fail "a bad test name was accepted"
+# Long enough for a write to land before the completion of the acknowledgement that let it go
+# (the floor used to drop such a completion, and could then wait for ever).
+for p in shm tcp; do
+	timeout 60 "$FLOOR" write 8 20000 --provider $p >/dev/null || fail "efabench-floor write on $p failed or hung"
+done
+# Per-iteration samples come from the cheap timer, scaled to the clock: their statistics stay
+# ordered and the run says which timer it used.
+"$EFABENCH" sendrecv --np 2 -n 2000 -b 8 -e 8 --provider shm --json "$WORK/j" >/dev/null ||
+	fail "efabench sendrecv failed"
+python3 - "$WORK/j" <<'PY' || fail "timer or sample statistics wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["settings"]["timer"] in ("tsc", "clock_gettime"), d["settings"]
+r = d["results"][0]
+assert 0 < r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["max_us"], r
+assert r["min_us"] <= r["lat_us"] <= r["max_us"], r
+print("ok: timer", d["settings"]["timer"], "lat", r["lat_us"], "us")
+PY
 PROVIDERS=shm SIZES="8 4096" REPS=1 ITERS=200 EFABENCH=$EFABENCH FLOOR=$FLOOR \
 	timeout 240 bash "$(dirname "$0")/../../scripts/fastpath-bench.sh" >"$WORK/t" || fail "the script failed"
 cat "$WORK/t"
