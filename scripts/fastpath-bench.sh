@@ -6,18 +6,22 @@
 #   write      an S-byte fi_writedata and the target's 8-byte acknowledgement (us)
 #   rate       S-byte writes, WINDOW in flight (million messages/s)
 # Environment: EFABENCH (build/efabench), FLOOR (build/tests/floor/efabench-floor), PROVIDERS
-# ("shm tcp"), SIZES ("8 64 4096 65536"), REPS (5), ITERS (20000), WINDOW (16).
+# ("shm tcp"), SIZES ("8 64 4096 65536"), REPS (5), ITERS (20000), WINDOW (16), CPUS (unset: no
+# pinning; e.g. "2,3": both programs under taskset -c 2,3, so the scheduler cannot place one
+# program's ranks closer than the other's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
 floor=${FLOOR:-build/tests/floor/efabench-floor}
 reps=${REPS:-5} iters=${ITERS:-20000} window=${WINDOW:-16}
+pin=()
+[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # efabench ARGS...: the first record's figure (lat_us, or mmsg_per_s with --rate).
 eb() {
-	"$bin" "$@" --np 2 -n "$iters" -w 100 --json "$tmp/o.json" >/dev/null
+	"${pin[@]}" "$bin" "$@" --np 2 -n "$iters" -w 100 --json "$tmp/o.json" >/dev/null
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r.get("mmsg_per_s", r["lat_us"]))' "$tmp/o.json"
 }
 
@@ -32,15 +36,15 @@ for prov in ${PROVIDERS:-shm tcp}; do
 			for _ in $(seq "$reps"); do
 				case $m in
 				sendrecv)
-					"$floor" sendrecv "$size" "$iters" --provider "$prov" >>"$tmp/f"
+					"${pin[@]}" "$floor" sendrecv "$size" "$iters" --provider "$prov" >>"$tmp/f"
 					eb sendrecv --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
 					;;
 				write)
-					"$floor" write "$size" "$iters" --provider "$prov" >>"$tmp/f"
+					"${pin[@]}" "$floor" write "$size" "$iters" --provider "$prov" >>"$tmp/f"
 					eb write --layout single --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
 					;;
 				rate)
-					"$floor" rate "$size" "$iters" "$window" --provider "$prov" |
+					"${pin[@]}" "$floor" rate "$size" "$iters" "$window" --provider "$prov" |
 						awk '{print $1 / 1e6}' >>"$tmp/f"
 					eb write --rate --window "$window" --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
 					;;
