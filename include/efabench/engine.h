@@ -52,6 +52,7 @@ struct eb_engine {
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
 	unsigned idle_polls; /* empty polls in a row */
+	unsigned busy_polls; /* polls that found completions */
 	/* Testing aid (0: off): chunk K of every chunked write is written at chunk K-1's offset,
 	 * to prove that verification catches misplaced data. Set by the caller, never by
 	 * default. */

@@ -94,9 +94,9 @@ static int a2a_prepare(struct eb_ctx *c)
 
 		if (p == c->rank)
 			continue;
-		rc = eb_payload_fill(&st->out, (size_t)p * st->slot, c->bytes, &out);
+		rc = eb_payload_fill(c, &st->out, (size_t)p * st->slot, c->bytes, &out);
 		if (rc == EB_OK)
-			rc = eb_payload_fill(&st->in, (size_t)p * st->slot, c->bytes, &in);
+			rc = eb_payload_fill(c, &st->in, (size_t)p * st->slot, c->bytes, &in);
 	}
 	return rc;
 }
@@ -148,7 +148,7 @@ static uint64_t a2a_verify(struct eb_ctx *c)
 		struct eb_pattern in = {(uint32_t)s, (uint32_t)c->rank, c->epoch};
 
 		if (s != c->rank)
-			wrong += eb_payload_check(&st->in, (size_t)s * st->slot, c->bytes, &in);
+			wrong += eb_payload_check(c, &st->in, (size_t)s * st->slot, c->bytes, &in);
 	}
 	return wrong;
 }

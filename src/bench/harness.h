@@ -59,7 +59,7 @@ struct eb_ctx {
 	enum eb_memsel sel;
 	enum eb_mem_kind mem;
 	int staged, serial, gpu;
-	int user_bound; /* the process was bound to fewer CPUs than are online when it started */
+	int user_bound;	  /* the process was bound to fewer CPUs than are online when it started */
 	char gpu_pci[16]; /* its PCI address, "" when unknown */
 	enum eb_reg_path path;
 	struct eb_stage *stage;
@@ -86,9 +86,11 @@ int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, stru
 /* Register on one channel only, for local use (sends, receives). */
 int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access,
 		       struct eb_mr *mr);
-int eb_payload_fill(const struct eb_payload *p, size_t off, size_t len,
+/* Fill or check [off, off + len) of p in pieces, answering the bootstrap's liveness questions
+ * between them: a rank busy with a large buffer still counts as there. */
+int eb_payload_fill(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
 		    const struct eb_pattern *pat);
-uint64_t eb_payload_check(const struct eb_payload *p, size_t off, size_t len,
+uint64_t eb_payload_check(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
 			  const struct eb_pattern *pat);
 /* Staged runs: the n armed transfers that move [off..] of p copy through the GPU (outgoing:
  * before they post; receives: as chunks arrive). A no-op when not staged. */

@@ -68,16 +68,42 @@ int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_
 	return rc;
 }
 
-int eb_payload_fill(const struct eb_payload *p, size_t off, size_t len,
-		    const struct eb_pattern *pat)
+/* About 50 ms of pattern work on the host: well inside the 2 s a liveness question waits. */
+#define PIECE ((size_t)256 << 20)
+
+static size_t piece(size_t done, size_t len)
 {
-	return eb_mem_fill(&p->pay, off, len, pat, 0);
+	return len - done < PIECE ? len - done : PIECE;
 }
 
-uint64_t eb_payload_check(const struct eb_payload *p, size_t off, size_t len,
+int eb_payload_fill(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
+		    const struct eb_pattern *pat)
+{
+	size_t k = 0;
+	int rc;
+
+	do {
+		rc = eb_mem_fill(&p->pay, off + k, piece(k, len), pat, k);
+		k += piece(k, len);
+		if (rc == EB_OK && k < len)
+			rc = eb_boot_check(c->e->boot);
+	} while (rc == EB_OK && k < len);
+	return rc;
+}
+
+uint64_t eb_payload_check(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
 			  const struct eb_pattern *pat)
 {
-	return eb_mem_check(&p->pay, off, len, pat, 0, NULL);
+	uint64_t wrong = 0;
+	size_t k = 0;
+
+	do {
+		wrong += eb_mem_check(&p->pay, off + k, piece(k, len), pat, k, NULL);
+		k += piece(k, len);
+		if (k < len)
+			(void)eb_boot_check(c->e->boot); /* a lost peer fails the next collective */
+	} while (k < len);
+	return wrong;
 }
 
 int eb_payload_stage(struct eb_ctx *c, struct eb_payload *p, struct eb_xfer *xs, int n)

@@ -95,7 +95,8 @@ static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_prox
 	pxo->pin = st->cpu >= 0;
 	pxo->cpu = st->cpu;
 	if (st->cpu >= 0)
-		snprintf(st->pin_why, sizeof(st->pin_why), "%s", want >= 0 ? "--proxy-cpu" : "auto");
+		snprintf(st->pin_why, sizeof(st->pin_why), "%s",
+			 want >= 0 ? "--proxy-cpu" : "auto");
 }
 
 static int proxy_setup(struct eb_ctx *c)
@@ -215,7 +216,7 @@ static int proxy_prepare(struct eb_ctx *c)
 	int ch;
 
 	if (c->role == EB_ROLE_INIT)
-		return eb_payload_fill(&st->src, 0, c->bytes, &p);
+		return eb_payload_fill(c, &st->src, 0, c->bytes, &p);
 	if (c->role != EB_ROLE_TARGET)
 		return EB_OK;
 	/* Nothing is in flight before the barrier that follows: count this phase's arrivals
@@ -225,7 +226,7 @@ static int proxy_prepare(struct eb_ctx *c)
 	eb_proxy_signals(st->proxy)[0] = 0;
 	p.dst = (uint32_t)c->rank;
 	p.epoch = EB_EPOCH_POISON;
-	return eb_payload_fill(&st->dst, 0, c->bytes, &p);
+	return eb_payload_fill(c, &st->dst, 0, c->bytes, &p);
 }
 
 static uint64_t proxy_verify(struct eb_ctx *c)
@@ -233,7 +234,7 @@ static uint64_t proxy_verify(struct eb_ctx *c)
 	struct pstate *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	return c->role == EB_ROLE_TARGET ? eb_payload_check(&st->dst, 0, c->bytes, &p) : 0;
+	return c->role == EB_ROLE_TARGET ? eb_payload_check(c, &st->dst, 0, c->bytes, &p) : 0;
 }
 
 static const struct eb_payload *proxy_landing(struct eb_ctx *c, size_t *off)

@@ -96,9 +96,9 @@ static int sendrecv_prepare(struct eb_ctx *c)
 
 	if (c->role == EB_ROLE_IDLE)
 		return EB_OK;
-	rc = eb_payload_fill(&st->out, 0, c->bytes, &out);
+	rc = eb_payload_fill(c, &st->out, 0, c->bytes, &out);
 	if (rc == EB_OK)
-		rc = eb_payload_fill(&st->in, 0, c->bytes, &in);
+		rc = eb_payload_fill(c, &st->in, 0, c->bytes, &in);
 	/* Posted before the barrier that precedes the first send. */
 	return rc == EB_OK ? arm_rx(c, st) : rc;
 }
@@ -146,7 +146,7 @@ static uint64_t sendrecv_verify(struct eb_ctx *c)
 
 	if (c->role == EB_ROLE_IDLE)
 		return 0;
-	return eb_payload_check(&st->in, 0, c->bytes, &in);
+	return eb_payload_check(c, &st->in, 0, c->bytes, &in);
 }
 
 static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off)

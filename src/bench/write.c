@@ -148,10 +148,10 @@ static int write_prepare(struct eb_ctx *c)
 		for (k = first_target(c); k <= last_target(c) && rc == EB_OK; k++) {
 			p.dst = (uint32_t)k;
 			p.epoch = c->epoch;
-			rc = eb_payload_fill(&st->src, (size_t)k * st->slot, c->bytes, &p);
+			rc = eb_payload_fill(c, &st->src, (size_t)k * st->slot, c->bytes, &p);
 		}
 	} else if (c->role == EB_ROLE_TARGET) {
-		rc = eb_payload_fill(&st->dst, 0, c->bytes, &p);
+		rc = eb_payload_fill(c, &st->dst, 0, c->bytes, &p);
 	}
 	return rc;
 }
@@ -232,7 +232,7 @@ static uint64_t write_verify(struct eb_ctx *c)
 
 	if (c->role != EB_ROLE_TARGET)
 		return 0;
-	return eb_payload_check(&st->dst, 0, c->bytes, &p);
+	return eb_payload_check(c, &st->dst, 0, c->bytes, &p);
 }
 
 static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off)

@@ -20,6 +20,7 @@
  * deadlines and lost peers are still seen within microseconds. */
 #define SPIN_POLLS  64
 #define CLOCK_POLLS 64
+#define BUSY_POLLS  4096 /* a power of two */
 
 uint64_t eb_engine_deadline(const struct eb_engine *e)
 {
@@ -247,6 +248,30 @@ int eb_progress(struct eb_engine *e)
 }
 
 /* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
+/* Every CHECK_NS: is every peer still there (and answer the bootstrap's questions)? */
+static int check_peers(struct eb_engine *e, uint64_t now)
+{
+	int rc;
+
+	if (now < e->next_check_ns)
+		return EB_OK;
+	e->next_check_ns = now + CHECK_NS;
+	rc = eb_boot_check(e->boot);
+	if (rc != EB_OK)
+		e->failed = 1;
+	return rc;
+}
+
+/* A poll that found completions: a steady stream may never leave 64 empty polls in a row, so
+ * every BUSY_POLLS of them look at the peers too. */
+static int busy(struct eb_engine *e)
+{
+	e->idle_polls = 0;
+	if ((++e->busy_polls & (BUSY_POLLS - 1)) != 0)
+		return EB_OK;
+	return check_peers(e, eb_now_ns());
+}
+
 static int idle(struct eb_engine *e, uint64_t *deadline)
 {
 	uint64_t now;
@@ -261,14 +286,9 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 	now = eb_now_ns();
 	if (*deadline == EB_DEADLINE_LAZY)
 		*deadline = now + (uint64_t)(e->timeout_s * 1e9);
-	if (now >= e->next_check_ns) {
-		e->next_check_ns = now + CHECK_NS;
-		rc = eb_boot_check(e->boot);
-		if (rc != EB_OK) {
-			e->failed = 1;
-			return rc;
-		}
-	}
+	rc = check_peers(e, now);
+	if (rc != EB_OK)
+		return rc;
 	return now > *deadline ? EB_ETIMEDOUT : EB_OK;
 }
 
@@ -278,10 +298,8 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 
 	if (rc < 0)
 		return rc;
-	if (rc > 0) {
-		e->idle_polls = 0;
-		return EB_OK;
-	}
+	if (rc > 0)
+		return busy(e);
 	return idle(e, &deadline);
 }
 
@@ -294,10 +312,8 @@ int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_p
 		rc = eb_progress(e);
 		if (rc < 0)
 			return rc;
-		if (rc > 0) {
-			e->idle_polls = 0;
-			return EB_OK;
-		}
+		if (rc > 0)
+			return busy(e);
 		rc = idle(e, deadline);
 		if (rc != EB_OK)
 			return rc;
