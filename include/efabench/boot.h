@@ -33,6 +33,9 @@ struct eb_boot {
 	int local_rank, local_size; /* among ranks on this host */
 	const struct eb_boot_ops *ops;
 	void *impl;
+	/* MPI: > 0, a collective that waits longer asks every rank this often (seconds) whether
+	 * it is still there, and ends at once, naming the silent ones. */
+	double ask_s;
 };
 
 int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline);

@@ -45,11 +45,11 @@ struct eb_opts {
 	long window;	  /* 0: likewise */
 	unsigned layouts; /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
-	int mem;      /* enum eb_mem_kind of the payloads */
-	int staged;   /* device payloads through pinned bounce buffers */
-	int serial;   /* staged without overlap: copy all, then send; receive all, then copy */
-	int gpu;      /* -1: local rank modulo the GPUs CUDA sees */
-	const char *want_gpu; /* the option that needs a GPU whatever the memory (NULL: none) */
+	int mem;    /* enum eb_mem_kind of the payloads */
+	int staged; /* device payloads through pinned bounce buffers */
+	int serial; /* staged without overlap: copy all, then send; receive all, then copy */
+	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
+	const char *want_gpu;	/* the option that needs a GPU whatever the memory (NULL: none) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *csv, *json;
 	int verbose;
@@ -57,6 +57,7 @@ struct eb_opts {
 	long corrupt_at;     /* < 0: off; else the receiver flips this byte after each arrival */
 	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
+	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
 	int sizes_given, iters_given; /* -b/-e, -n on the command line: a subcommand's finish
 				       * may choose its own defaults where they are not */
 	uint64_t sizes[EB_MAX_SIZES];

@@ -8,6 +8,7 @@
 #include "../core/log.h"
 #include "../report/progress.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,8 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	if (mine > 0)
 		eb_err("%llu wrong words received (%s %s, %zu bytes)", (unsigned long long)mine,
 		       c->o->cmd->name, c->var->name[c->sel], c->bytes);
+	if (c->o->stop_rank == c->rank && samples != NULL) /* testing aid: a hung rank */
+		raise(SIGSTOP);
 	/* Collective, so every rank fails together. */
 	rc = eb_boot_allreduce(c->e->boot, (int64_t)mine, EB_SUM, &total, phase_deadline(c, iters));
 	*wrong = (uint64_t)total;

@@ -12,6 +12,8 @@
 
 /* A frame that has started arriving completes quickly unless its sender died mid-way. */
 #define FRAME_SECONDS 10.0
+/* How long an absent rank gets to answer the hub's question. */
+#define ANSWER_NS 2000000000ull
 
 int eb_hub_init(struct eb_hub *h, int n, const int *fds)
 {
@@ -22,6 +24,8 @@ int eb_hub_init(struct eb_hub *h, int n, const int *fds)
 	/* Set by callers after init, if at all (the rendezvous never does): never garbage. */
 	h->why_closed = NULL;
 	h->owner = NULL;
+	h->ask_ns = 0;
+	h->pending_since = 0;
 	h->r = calloc((size_t)n, sizeof(*h->r));
 	if (h->r == NULL) {
 		eb_err("cannot allocate the bootstrap hub for %d ranks", n);
@@ -192,6 +196,11 @@ static void read_frame(struct eb_hub *h, int i)
 		(void)eb_wire_send(r->fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1.0));
 		return;
 	}
+	if (hdr.type == EB_WIRE_PONG && hdr.len == 0) { /* the answer to our question */
+		r->asked_ns = 0;
+		r->next_ask_ns = eb_now_ns() + h->ask_ns;
+		return;
+	}
 	if ((hdr.type != EB_WIRE_GATHER && hdr.type != EB_WIRE_ALLTOALL) || r->waiting ||
 	    hdr.len > (1ull << 30)) {
 		eb_hub_lose(h, i, "broke the bootstrap protocol");
@@ -210,6 +219,40 @@ static void read_frame(struct eb_hub *h, int i)
 	r->seq = hdr.arg;
 	r->len = hdr.len;
 	r->waiting = 1;
+	r->asked_ns = 0; /* coming is answer enough */
+}
+
+/* Some ranks wait in a collective: after ask_ns, ask the absent ones whether they are there
+ * (they answer from their waits and liveness checks); one silent for ANSWER_NS is stopped or
+ * hung, and keeping the others until their deadline would only hide which rank it is. */
+static void ask_absent(struct eb_hub *h)
+{
+	uint64_t now = eb_now_ns();
+	int i;
+
+	if (h->pending_since == 0)
+		h->pending_since = now;
+	if (h->ask_ns == 0 || now - h->pending_since < h->ask_ns)
+		return;
+	for (i = 0; i < h->n && !h->aborted; i++) {
+		struct eb_hub_rank *r = &h->r[i];
+
+		if (r->state != EB_HUB_LIVE || r->waiting)
+			continue;
+		if (r->asked_ns == 0 && now >= r->next_ask_ns) {
+			r->asked_ns = now;
+			if (eb_wire_send(r->fd, EB_WIRE_PING, 0, NULL, 0, eb_deadline(1.0)) !=
+			    EB_OK)
+				eb_hub_lose(h, i, "stopped reading its bootstrap connection");
+		} else if (r->asked_ns != 0 && now - r->asked_ns > ANSWER_NS) {
+			eb_err("bootstrap: rank %d did not answer within %.0f s while the others "
+			       "waited in a collective (stopped or hung)",
+			       i, ANSWER_NS * 1e-9);
+			eb_hub_lose(h, i,
+				    "it did not answer while the others waited in a collective "
+				    "(stopped or hung)");
+		}
+	}
 }
 
 int eb_hub_poll(struct eb_hub *h, int timeout_ms)
@@ -234,10 +277,13 @@ int eb_hub_poll(struct eb_hub *h, int timeout_ms)
 		waiting += h->r[i].state == EB_HUB_LIVE && h->r[i].waiting;
 		done += h->r[i].state == EB_HUB_DONE;
 	}
-	if (h->aborted || waiting == 0)
+	if (h->aborted || waiting == 0) {
+		h->pending_since = 0;
 		return live;
+	}
 	if (waiting == h->n) {
 		complete(h);
+		h->pending_since = 0;
 	} else if (done > 0) {
 		/* A rank that left can never join the collective the others wait in. */
 		for (i = 0; i < h->n; i++) {
@@ -252,6 +298,8 @@ int eb_hub_poll(struct eb_hub *h, int timeout_ms)
 				break;
 			}
 		}
+	} else {
+		ask_absent(h);
 	}
 	return live;
 }

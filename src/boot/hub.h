@@ -18,6 +18,8 @@ struct eb_hub_rank {
 	int32_t seq;
 	uint64_t len;
 	unsigned char *data;
+	uint64_t asked_ns;    /* when the hub asked whether it is there; 0: no question out */
+	uint64_t next_ask_ns; /* not asked again before */
 };
 
 struct eb_hub {
@@ -27,6 +29,10 @@ struct eb_hub {
 	/* Optional: says how rank i went when its connection closed (e.g. its exit status). */
 	void (*why_closed)(struct eb_hub *h, int i, char *buf, size_t len);
 	void *owner;
+	/* Optional (0: never): once some ranks have waited this long in a collective, the absent
+	 * ones are asked whether they are there; one silent for ANSWER_S is lost, named. */
+	uint64_t ask_ns;
+	uint64_t pending_since; /* the first contribution to the pending collective came */
 };
 
 int eb_hub_init(struct eb_hub *h, int n, const int *fds);

@@ -34,8 +34,8 @@ static void answer(void)
 	}
 }
 
-/* After a collective timed out: which ranks do not answer within ANSWER_S? Printed. */
-static void name_silent(const char *what)
+/* Which ranks do not answer within ANSWER_S? Printed (when: why we asked); their count. */
+static int name_silent(const char *what, const char *when)
 {
 	int me, n, r, flag, got = 0, ping = 0, pong, *seen;
 	MPI_Request *reqs;
@@ -59,7 +59,8 @@ static void name_silent(const char *what)
 	while (got < n - 1 && eb_now_ns() < until) {
 		answer(); /* others may be asking too */
 		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PONG, ctl, &flag, &st) == MPI_SUCCESS && flag) {
-			MPI_Recv(&pong, 1, MPI_INT, st.MPI_SOURCE, TAG_PONG, ctl, MPI_STATUS_IGNORE);
+			MPI_Recv(&pong, 1, MPI_INT, st.MPI_SOURCE, TAG_PONG, ctl,
+				 MPI_STATUS_IGNORE);
 			got += !seen[st.MPI_SOURCE];
 			seen[st.MPI_SOURCE] = 1;
 		}
@@ -71,15 +72,21 @@ static void name_silent(const char *what)
 			MPI_Request_free(&reqs[r]); /* a silent rank may never take it */
 	}
 	if (used > 0)
-		eb_err("MPI %s: rank%s%s did not answer within %.0f s (stopped or hung)", what,
-		       n - 1 - got == 1 ? "" : "s", who, ANSWER_S);
+		eb_err("MPI %s: rank%s%s did not answer within %.0f s %s (stopped or hung)", what,
+		       n - 1 - got == 1 ? "" : "s", who, ANSWER_S, when);
 free_bufs:
 	free(seen);
 	free(reqs);
+	return seen == NULL || reqs == NULL ? 0 : n - 1 - got;
 }
 
-static int wait_req(MPI_Request *req, uint64_t deadline, const char *what)
+/* Until req completes or the deadline passes. A collective may wait long (a phase's whole
+ * length): with ask_s set, every ask_s it asks whether every rank is still there, so a stopped
+ * rank ends the wait at once instead of at the deadline. */
+static int wait_req(const struct eb_boot *b, MPI_Request *req, uint64_t deadline, const char *what)
 {
+	uint64_t ask_ns = b->ask_s > 0 ? (uint64_t)(b->ask_s * 1e9) : 0;
+	uint64_t next_ask = ask_ns > 0 ? eb_now_ns() + ask_ns : UINT64_MAX;
 	int done = 0;
 	unsigned spins = 0;
 
@@ -91,11 +98,18 @@ static int wait_req(MPI_Request *req, uint64_t deadline, const char *what)
 		if (done)
 			break;
 		if ((++spins & 1023) == 0) {
+			uint64_t now = eb_now_ns();
+
 			answer();
-			if (eb_now_ns() > deadline) {
+			if (now > deadline) {
 				eb_err("MPI %s timed out waiting for the other ranks", what);
-				name_silent(what);
+				name_silent(what, "after it timed out");
 				return EB_ETIMEDOUT;
+			}
+			if (now > next_ask && now + ask_ns < deadline) {
+				if (name_silent(what, "while we waited") > 0)
+					return EB_EPEER;
+				next_ask = eb_now_ns() + ask_ns;
 			}
 		}
 		/* Ranks idle in a barrier while a pair is timed must leave the cores to it. */
@@ -113,26 +127,24 @@ static int mpi_allgather(struct eb_boot *b, const void *in, void *out, size_t le
 {
 	MPI_Request req;
 
-	(void)b;
 	if (MPI_Iallgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, world, &req) !=
 	    MPI_SUCCESS) {
 		eb_err("MPI_Iallgather failed");
 		return EB_EPEER;
 	}
-	return wait_req(&req, deadline, "allgather");
+	return wait_req(b, &req, deadline, "allgather");
 }
 
 static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
 	MPI_Request req;
 
-	(void)b;
 	if (MPI_Ialltoall(in, (int)blk, MPI_BYTE, out, (int)blk, MPI_BYTE, world, &req) !=
 	    MPI_SUCCESS) {
 		eb_err("MPI_Ialltoall failed");
 		return EB_EPEER;
 	}
-	return wait_req(&req, deadline, "alltoall");
+	return wait_req(b, &req, deadline, "alltoall");
 }
 
 static int mpi_check(struct eb_boot *b)
@@ -183,6 +195,7 @@ int eb_boot_mpi_init(struct eb_boot *b)
 	MPI_Comm_free(&local);
 	b->ops = &mpi_ops;
 	b->impl = NULL;
+	b->ask_s = 0; /* the caller sets it: it knows the deadline */
 	eb_log_set_rank(b->rank);
 	return EB_OK;
 }

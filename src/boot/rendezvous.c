@@ -313,6 +313,7 @@ static void *hub_main(void *arg)
 	r->listen_fd = -1;
 	if (eb_hub_init(&hub, n, fds) != EB_OK)
 		goto close_fds;
+	hub.ask_ns = (uint64_t)(r->o.timeout_s * 1e9);
 	while (eb_hub_poll(&hub, 100) > 0) {
 		uint64_t by = atomic_load(&r->leave_by_ns);
 
@@ -403,9 +404,10 @@ static int join(struct rdv *r)
 			break;
 		close(fd);
 		if (eb_now_ns() > deadline) {
-			eb_err("cannot reach the rendezvous at %s (rank 0 serves it) within %.0f s: "
-			       "%s",
-			       r->o.root, r->o.timeout_s, strerror(errno));
+			eb_err(
+			    "cannot reach the rendezvous at %s (rank 0 serves it) within %.0f s: "
+			    "%s",
+			    r->o.root, r->o.timeout_s, strerror(errno));
 			return EB_ETIMEDOUT;
 		}
 		usleep(100000);

@@ -95,11 +95,16 @@ static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t d
 {
 	int rc;
 
-	do { /* answers to an earlier question may still be on their way */
+	for (;;) { /* answers to an earlier question may still be on their way */
 		rc = await_frame(w, deadline, what);
 		if (rc == EB_OK)
 			rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
-	} while (rc == EB_OK && h->type == EB_WIRE_PONG && h->len == 0);
+		if (rc != EB_OK || h->len != 0 ||
+		    (h->type != EB_WIRE_PONG && h->type != EB_WIRE_PING))
+			break;
+		if (h->type == EB_WIRE_PING) /* the hub asks whether we are here */
+			(void)eb_wire_send(w->fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1.0));
+	}
 
 	if (rc == EB_EPEER) {
 		if (!w->lost)
@@ -183,6 +188,8 @@ int eb_wire_check(struct eb_boot *b)
 	rc = eb_sock_read(w->fd, &h, sizeof(h), eb_deadline(1.0));
 	if (rc == EB_OK && h.type == EB_WIRE_PONG && h.len == 0)
 		return EB_OK;
+	if (rc == EB_OK && h.type == EB_WIRE_PING && h.len == 0) /* the hub asks: we are here */
+		return eb_wire_send(w->fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1.0));
 	if (rc == EB_OK && h.type == EB_WIRE_ABORT)
 		return report_abort(w, &h);
 	if (rc != EB_OK) {

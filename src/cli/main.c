@@ -104,6 +104,7 @@ static int run_mpi(struct eb_opts *o)
 	rc = eb_boot_mpi_init(&boot);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
+	boot.ask_s = o->fab.timeout_s;
 	return run_started(&boot, o);
 }
 

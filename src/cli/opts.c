@@ -134,6 +134,9 @@ static const struct eb_opt testing[] = {
      "testing aid: rank 0 writes with wrong remote keys"},
     {"misplace-chunk", 0, "K", eb_opt_lng, O(misplace_chunk), 1, 1e9,
      "testing aid: chunk K of every write lands where chunk K-1 belongs"},
+    {"stop-rank", 0, "R", eb_opt_num, O(stop_rank), 0, EB_RDV_MAX_RANKS - 1,
+     "testing aid: rank R stops itself (SIGSTOP) at the end of its first timed phase, "
+     "before the collective that closes it"},
 };
 
 static int given(int argc, char **argv, const char *name, char key);
@@ -142,8 +145,8 @@ static int given(int argc, char **argv, const char *name, char key);
  * command line copied into a job script turns one on by accident. */
 static int finish_testing(int argc, char **argv)
 {
-	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk",
-					   "bad-put"};
+	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk", "bad-put",
+					   "stop-rank"};
 	const char *env = getenv("EFABENCH_TESTING");
 	size_t i;
 
@@ -151,7 +154,7 @@ static int finish_testing(int argc, char **argv)
 		return EB_OK;
 	for (i = 0; i < sizeof(aids) / sizeof(aids[0]); i++)
 		if (given(argc, argv, aids[i], 0)) {
-			eb_err("--%s is a testing aid that corrupts the run on purpose: it also "
+			eb_err("--%s is a testing aid that breaks the run on purpose: it also "
 			       "takes EFABENCH_TESTING=1 in the environment",
 			       aids[i]);
 			return EB_EINVAL;
@@ -213,6 +216,7 @@ static void defaults(struct eb_opts *o)
 	o->warmup = 5;
 	o->iters = 20;
 	o->corrupt_at = -1;
+	o->stop_rank = -1;
 	o->fab.timeout_s = 30.0;
 	o->rdv.rank = -1;
 	o->gpu = -1;
