@@ -425,6 +425,27 @@ static int produce(struct eb_ctx *c, struct pstate *st, struct eb_pwork *w, int 
 	return rc;
 }
 
+/* The producers' error bits in words (EB_Q_ERR_*, lowest first). */
+static void say_errors(uint32_t bits, char *buf, size_t len)
+{
+	static const char *const what[] = {
+	    "a producer gave up waiting for room in the queue",
+	    "a quiet gave up waiting for its puts to complete",
+	    "a put or signal outside the buffers was refused",
+	    "a signal wait gave up at its deadline",
+	    "the proxy failed (it said why above)",
+	};
+	size_t used = 0, k;
+
+	buf[0] = '\0';
+	for (k = 0; k < sizeof(what) / sizeof(what[0]); k++)
+		if ((bits & (1u << k)) && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "; " : "",
+						 what[k]);
+	if (used == 0)
+		snprintf(buf, len, "a producer thread failed");
+}
+
 /* Rank 0: the producers' puts; per-put samples for blocking puts, else the mean. */
 static int init_proxy(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 {
@@ -445,11 +466,18 @@ static int init_proxy(struct eb_ctx *c, struct pstate *st, long n, double *sampl
 	if (rc == EB_OK && (failed || eb_proxy_errors(st->proxy) != 0)) {
 		uint64_t who = eb_proxy_refused(st->proxy);
 
-		eb_err("producers failed (queue error bits 0x%x%s%llu%s)",
-		       eb_proxy_errors(st->proxy),
-		       who ? ": a put outside the buffers was refused, from producer " : "",
-		       (unsigned long long)(who ? who - 1 : 0),
-		       who ? own(c)->on_cpu ? " (CPU thread)" : " (GPU thread index)" : "");
+		uint32_t bits = eb_proxy_errors(st->proxy);
+		char why[256];
+
+		say_errors(bits, why, sizeof(why));
+		if (who)
+			eb_err(
+			    "producers failed: %s; the first refused put came from producer %llu "
+			    "(%s) (queue error bits 0x%x)",
+			    why, (unsigned long long)(who - 1),
+			    own(c)->on_cpu ? "CPU thread" : "GPU thread index", bits);
+		else
+			eb_err("producers failed: %s (queue error bits 0x%x)", why, bits);
 		rc = EB_EFABRIC;
 	}
 	for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)

@@ -79,7 +79,7 @@ badput)
 	rc=$?
 	cat "$WORK/err" >&2
 	[ $rc -eq 1 ] || fail "exit $rc, want 1"
-	grep -q "rank 0\]: error: .*outside the buffers was refused, from producer 0" "$WORK/err" ||
+	grep -q "rank 0\]: error: .*outside the buffers was refused; the first refused put came from producer 0 " "$WORK/err" ||
 		fail "the refusal does not name the producer"
 	;;
 kill | kill-gpu | stop)
