@@ -247,7 +247,6 @@ int eb_progress(struct eb_engine *e)
 	return seen;
 }
 
-/* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
 /* Every CHECK_NS: is every peer still there (and answer the bootstrap's questions)? */
 static int check_peers(struct eb_engine *e, uint64_t now)
 {
@@ -272,6 +271,7 @@ static int busy(struct eb_engine *e)
 	return check_peers(e, eb_now_ns());
 }
 
+/* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
 static int idle(struct eb_engine *e, uint64_t *deadline)
 {
 	uint64_t now;
