@@ -337,24 +337,37 @@ static void *slow_hub(void *arg)
 
 /* A long collective (a phase's length) asks every ping_ns whether the hub is there: a live
  * hub's answers keep it waiting until the result comes; a silent hub ends it at once. */
+/* Rank 1's allgather against a hub thread on the other end of a socket pair: the collective
+ * must return want; the hub thread's result comes back. */
+static intptr_t hub_collective(struct eb_boot *b, void *(*hub)(void *), uint64_t *in, uint64_t *out,
+			       double seconds, int want)
+{
+	struct eb_wire_rank *w = b->impl;
+	pthread_t th;
+	void *res = NULL;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w->fd = sv[0];
+	CHECK(pthread_create(&th, NULL, hub, &sv[1]) == 0);
+	CHECK(eb_boot_allgather(b, in, out, sizeof(*in), eb_deadline(seconds)) == want);
+	CHECK(pthread_join(th, &res) == 0);
+	close(sv[0]);
+	close(sv[1]);
+	return (intptr_t)res;
+}
+
 static void test_long_wait(void)
 {
 	struct eb_wire_rank w = {.hub_name = "rank 0 (the test's hub)", .ping_ns = 200000000};
 	struct eb_boot b = {.rank = 1, .size = 2, .ops = &eb_wire_boot_ops, .impl = &w};
 	uint64_t in = 8, out[2] = {0, 0}, t0;
-	pthread_t th;
 	void *pings;
 	int sv[2];
 
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-	w.fd = sv[0];
-	CHECK(pthread_create(&th, NULL, slow_hub, &sv[1]) == 0);
-	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(30)) == EB_OK);
-	CHECK(pthread_join(th, &pings) == 0);
+	pings = (void *)hub_collective(&b, slow_hub, &in, out, 30, EB_OK);
 	printf("live hub: %d questions answered before the result\n", (int)(intptr_t)pings);
 	CHECK((intptr_t)pings >= 2 && out[0] == 7 && out[1] == 8 && w.lost == 0);
-	close(sv[0]);
-	close(sv[1]);
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	w.fd = sv[0];
@@ -394,19 +407,12 @@ static void test_silent_hub(void)
 	struct eb_boot b = {.rank = 1, .size = 2, .ops = &eb_wire_boot_ops, .impl = &w};
 	uint64_t in = 7, out[2], t0;
 	struct eb_wire_hdr h;
-	pthread_t th;
 	void *seen;
 	int sv[2];
 
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-	w.fd = sv[0];
-	CHECK(pthread_create(&th, NULL, answering_hub, &sv[1]) == 0);
-	CHECK(eb_boot_allgather(&b, &in, out, sizeof(in), eb_deadline(0.2)) == EB_ETIMEDOUT);
-	CHECK(pthread_join(th, &seen) == 0);
+	seen = (void *)hub_collective(&b, answering_hub, &in, out, 0.2, EB_ETIMEDOUT);
 	CHECK((intptr_t)seen == EB_WIRE_PING);
 	CHECK(w.lost == 0);
-	close(sv[0]);
-	close(sv[1]);
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	w.fd = sv[0];
