@@ -133,6 +133,12 @@ trial() { # name signal np args...
 	verdict=ok
 	if kill -0 $job 2>/dev/null; then
 		verdict="still running after ${limit} s"
+		# Where the others are, for the record (gdb, where installed).
+		for p in $pids; do
+			[ "$p" != "$pid" ] && [ -d /proc/$p ] && command -v gdb >/dev/null &&
+				timeout 20 gdb -p "$p" -batch -ex "thread apply all bt 12" 2>/dev/null |
+				grep -E "^#|^Thread" | grep -v "in ?? ()" | sed "s/^/    [pid $p] /" | head -40
+		done
 		# Every other rank has left: only the user's launcher (mpirun) still waits for the
 		# stopped victim. A complete, verified run means the stop landed after its last word
 		# (not counted); otherwise the ranks did their part, and the launcher's wait is counted
