@@ -9,10 +9,14 @@
 #include "../core/log.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NRECV 64 /* signal records a target can hold before its proxy reads them */
 
@@ -399,10 +403,25 @@ int eb_proxy_start(struct eb_proxy *p)
 
 int eb_proxy_stop(struct eb_proxy *p)
 {
+	struct timespec by;
+
 	if (!p->running)
 		return p->status;
 	atomic_store_explicit(&p->stop, 1, memory_order_release);
-	pthread_join(p->th, NULL);
+	/* The thread ends once its work is done or stalls for timeout_s. It cannot end while a
+	 * provider call never returns: shm spins for the lock of a peer's region, and a peer
+	 * stopped while holding it holds the call for ever. Nothing can free that thread or the
+	 * endpoint under it, so the rank ends at once (SIGKILL: the launcher then removes its
+	 * shared memory and tells the others), after saying why. */
+	clock_gettime(CLOCK_REALTIME, &by);
+	by.tv_sec += (time_t)p->o.timeout_s + 1;
+	if (pthread_timedjoin_np(p->th, NULL, &by) != 0) {
+		eb_err("proxy: its thread did not return within %.0f s: stuck inside the provider "
+		       "(a peer stopped while holding a shared-memory lock?); ending this rank",
+		       p->o.timeout_s + 1);
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
 	p->running = 0;
 	return p->status;
 }
