@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # fastpath-bench.sh: efabench's small-message figures against the floor (tests/floor: the
 # least a libfabric program can do), run interleaved in one session: for every provider, size
-# and measurement, floor and efabench alternate REPS times; medians and their ratio are printed.
+# and measurement, floor and efabench alternate REPS times (which goes first alternates too).
+# Printed: each program's median and their ratio; the median of the REPS paired ratios (each run
+# against the other program's run beside it: placement drift on a VM moves both); and the ratio
+# of the best runs (lowest latency, highest rate), since single runs on a VM are bimodal.
 #   sendrecv   one-way latency of a fi_send/fi_recv ping-pong (us)
 #   write      an S-byte fi_writedata and the target's 8-byte acknowledgement (us)
 #   rate       S-byte writes, WINDOW in flight (million messages/s)
@@ -25,36 +28,48 @@ eb() {
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r.get("mmsg_per_s", r["lat_us"]))' "$tmp/o.json"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# run_floor / run_eb MEASUREMENT PROV SIZE: one run, its figure appended to $tmp/f or $tmp/e.
+run_floor() {
+	case $1 in
+	rate) "${pin[@]}" "$floor" rate "$3" "$iters" "$window" --provider "$2" | awk '{print $1 / 1e6}' ;;
+	*) "${pin[@]}" "$floor" "$1" "$3" "$iters" --provider "$2" ;;
+	esac >>"$tmp/f"
+}
+run_eb() {
+	case $1 in
+	sendrecv) eb sendrecv --provider "$2" -b "$3" -e "$3" ;;
+	write) eb write --layout single --provider "$2" -b "$3" -e "$3" ;;
+	rate) eb write --rate --window "$window" --provider "$2" -b "$3" -e "$3" ;;
+	esac >>"$tmp/e"
+}
 
-printf "| provider | measurement | size | floor | efabench | efabench / floor |\n"
-printf "|---|---|---:|---:|---:|---:|\n"
+# row PROV MEASUREMENT UNIT SIZE: the table row from the paired runs in $tmp/f and $tmp/e.
+row() {
+	python3 - "$tmp/f" "$tmp/e" "$@" <<'PY'
+import statistics as st, sys
+f, e = ([float(x) for x in open(p)] for p in sys.argv[1:3])
+prov, m, unit, size = sys.argv[3:]
+best = max if m == "rate" else min
+print("| %s | %s (%s) | %s | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+    prov, m, unit, size, st.median(f), st.median(e), st.median(e) / st.median(f),
+    st.median([b / a for a, b in zip(f, e)]), best(e) / best(f)))
+PY
+}
+
+printf "| provider | measurement | size | floor | efabench | ratio | paired ratio | best ratio |\n"
+printf "|---|---|---:|---:|---:|---:|---:|---:|\n"
 for prov in ${PROVIDERS:-shm tcp}; do
 	for size in ${SIZES:-8 64 4096 65536}; do
 		for m in sendrecv write rate; do
 			: >"$tmp/f" && : >"$tmp/e"
-			for _ in $(seq "$reps"); do
-				case $m in
-				sendrecv)
-					"${pin[@]}" "$floor" sendrecv "$size" "$iters" --provider "$prov" >>"$tmp/f"
-					eb sendrecv --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
-					;;
-				write)
-					"${pin[@]}" "$floor" write "$size" "$iters" --provider "$prov" >>"$tmp/f"
-					eb write --layout single --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
-					;;
-				rate)
-					"${pin[@]}" "$floor" rate "$size" "$iters" "$window" --provider "$prov" |
-						awk '{print $1 / 1e6}' >>"$tmp/f"
-					eb write --rate --window "$window" --provider "$prov" -b "$size" -e "$size" >>"$tmp/e"
-					;;
-				esac
+			for rep in $(seq "$reps"); do
+				for who in $( ((rep % 2)) && echo floor eb || echo eb floor); do
+					run_"$who" "$m" "$prov" "$size"
+				done
 			done
-			f=$(median <"$tmp/f") e=$(median <"$tmp/e")
 			unit=us
 			[ $m = rate ] && unit=Mmsg/s
-			printf "| %s | %s (%s) | %s | %.3f | %.3f | %.3f |\n" "$prov" "$m" "$unit" "$size" "$f" "$e" \
-				"$(awk -v e="$e" -v f="$f" 'BEGIN { print e / f }')" # no bc on every host
+			row "$prov" "$m" "$unit" "$size"
 		done
 	done
 done
