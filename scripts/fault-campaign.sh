@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fault-campaign.sh [TRIALS]: random rank faults, counted. For every benchmark (write, sendrecv,
-# alltoall on shm and tcp, proxy with CPU producers) and every fault (SIGKILL: a dead rank;
+# alltoall on shm and tcp, proxy with CPU producers; proxy with GPU producers and ipc where GPUs
+# are; not queue, one process with no peer to lose) and every fault (SIGKILL: a dead rank;
 # SIGSTOP: a stuck one), TRIALS times: start a run that takes about RUN_S seconds, hit a random
 # rank at a random moment, then require that the job ends within RUN_S + deadline + 5 s with
 # a non-zero status, that a line names the victim (a survivor's "lost rank V", or the
@@ -10,8 +11,7 @@
 # ONLY a list of the benchmarks to run (names as in the table). LAUNCH: local (default, the
 # embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
 # launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
-# (Open MPI's mpirun, tcp only). On a host with two or more GPUs the local launch adds ipc.
-# ERR_LINES: how many lines of a failed trial's stderr to print (5).
+# (Open MPI's mpirun, tcp only). ERR_LINES: how many lines of a failed trial's stderr to print (5).
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -213,8 +213,14 @@ benches=(
 	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
 	"proxy-cpu 2 proxy --producers-on cpu --provider shm -b 1M -e 1M"
 )
-# ipc (one rank per GPU, CUDA IPC mappings of each other's memory) where two GPUs are here.
-if [ "$launch" = local ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+# Where CUDA sees GPUs: the proxy with GPU producers (a persistent kernel pushing puts; pinned
+# memory, so that no libfabric with CUDA is needed) and, with two GPUs, ipc (one rank per GPU,
+# CUDA IPC mappings of each other's memory).
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$launch" = local ] && [ "$gpus" -ge 1 ] && "$bin" info 2>/dev/null | grep -q "^CUDA: built in"; then
+	benches+=("proxy-gpu 2 proxy --producers-on gpu --mem pinned --provider shm -b 1M -e 1M")
+fi
+if [ "$launch" = local ] && [ "$gpus" -ge 2 ]; then
 	benches+=("ipc 2 ipc --methods ce,st --dirs write --grid all --block 1024 -b 64M -e 64M")
 fi
 # Without the embedded launcher nobody removes a killed rank's shm segment: tcp only there.
