@@ -39,6 +39,8 @@ struct eb_proxy_opts {
 				* it (shm's CUDA IPC fell back to host bounce buffers without) */
 	int pin, cpu;	       /* pin: the proxy thread runs on CPU cpu only (0: wherever the
 				* process may; eb_topo_helper_cpu picks one near the GPU) */
+	int stall;	       /* testing aid: once it has started a put the thread blocks for
+				* good, as one stuck inside a provider call does */
 };
 
 /* The buffers puts read from and write to. The source is registered (local access) on every

@@ -35,8 +35,8 @@ enum { T_CPU, T_CPU_RATE, T_BLOCK, T_NBI }; /* low byte of a variant's tag; prod
 
 struct popts {
 	int mode, on_cpu, log2n, batch, active;
-	int bad_put; /* testing aid */
-	int cpu;     /* --proxy-cpu: a CPU, or PIN_AUTO / PIN_NONE */
+	int bad_put, stall_proxy; /* testing aids */
+	int cpu;		  /* --proxy-cpu: a CPU, or PIN_AUTO / PIN_NONE */
 	const char *producers;
 	int nprod[MAX_CFG]; /* rate mode: producers per configuration; 0 = one block per SM */
 	int ncfg;
@@ -113,7 +113,8 @@ static int proxy_setup(struct eb_ctx *c)
 				    .nsignals = 1,
 				    .gpu = !po->on_cpu,
 				    .timeout_s = c->o->fab.timeout_s,
-				    .cuda_device = c->gpu};
+				    .cuda_device = c->gpu,
+				    .stall = po->stall_proxy};
 	struct eb_proxy_bufs pb = {0};
 	int32_t sms = 0, *all = NULL;
 	int i, rc;
@@ -744,6 +745,9 @@ static const struct eb_opt proxy_opts[] = {
      "process was bound or cores are short), none, or a number"},
     {"bad-put", 0, NULL, eb_opt_flag, P(bad_put), 0, 0,
      "testing aid: producer 0's first put aims past the buffer"},
+    {"stall-proxy", 0, NULL, eb_opt_flag, P(stall_proxy), 0, 0,
+     "testing aid: rank 0's proxy thread blocks for good once it\n"
+     "has started a put (as one stuck inside a provider call)"},
 };
 
 static const struct eb_bench proxy_bench = {

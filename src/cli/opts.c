@@ -145,8 +145,8 @@ static int given(int argc, char **argv, const char *name, char key);
  * command line copied into a job script turns one on by accident. */
 static int finish_testing(int argc, char **argv)
 {
-	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk", "bad-put",
-					   "stop-rank"};
+	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk",
+					   "bad-put",	 "stall-proxy", "stop-rank"};
 	const char *env = getenv("EFABENCH_TESTING");
 	size_t i;
 

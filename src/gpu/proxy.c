@@ -304,6 +304,8 @@ static int loop(struct eb_proxy *p)
 			p->start++;
 			moved = 1;
 		}
+		while (p->o.stall && p->start > 0)
+			pause(); /* testing aid: the thread never comes back, stop or not */
 		rc = post_pending(p);
 		if (rc == EB_OK)
 			rc = post_receives(p);

@@ -93,6 +93,7 @@ cases=(
 	"EFABENCH_TESTING=0 write --corrupt-key"
 	"EFABENCH_TESTING=0 write --misplace-chunk 1"
 	"EFABENCH_TESTING=0 proxy --producers-on cpu --bad-put"
+	"EFABENCH_TESTING=0 proxy --producers-on cpu --stall-proxy"
 	"write --misplace-chunk 0"
 )
 # check ENV=... ARGS...: exit 2, one line on stderr, nothing on stdout, no rank, no file left.

@@ -9,6 +9,9 @@
 #   stop    the initiator is stopped (SIGSTOP): the target gives up once nothing arrived for
 #           the deadline, the launcher names the stopped rank; within the deadline + 5 s
 #   kill-gpu  the same with GPU producers: the kernel's quiet gives up, no hang (needs a GPU)
+#   stall   rank 0's proxy thread never returns (--stall-proxy: as one stuck inside a provider
+#           call, which no flag can stop), under the rendezvous, where no launcher of ours
+#           would end it: rank 0 ends itself, saying why, and the job ends within a bound
 #   gpu     GPU producers (skipped without a GPU): bw, lat, rate up to every SM, pinned memory,
 #           and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
 . "$(dirname "$0")/lib.sh"
@@ -135,6 +138,32 @@ kill | kill-gpu | stop)
 	pgrep -f "efabench proxy --np 2 $producers --provider shm -b 1M" >/dev/null &&
 		fail "a rank survived"
 	echo "all ranks exited in $took s"
+	;;
+stall)
+	# The bound: the producers' quiet gives up at the deadline, the join waits deadline + 1 s.
+	timeout=3 bound=20
+	export EFABENCH_TOKEN=stall-$$
+	port=$((20000 + RANDOM % 20000))
+	start=$(date +%s.%N)
+	for r in 0 1; do
+		timeout $bound "$EFABENCH" proxy --producers-on cpu --provider shm -b 64K -e 64K -n 5 \
+			-w 1 --timeout $timeout --stall-proxy --root "127.0.0.1:$port" --rank $r \
+			--ranks 2 >"$WORK/out$r" 2>"$WORK/err$r" &
+		pids[r]=$!
+	done
+	for r in 0 1; do
+		wait "${pids[r]}"
+		rcs[r]=$?
+	done
+	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
+	cat "$WORK/err0" "$WORK/err1" >&2
+	for r in 0 1; do
+		[ "${rcs[r]}" -ne 124 ] || fail "rank $r still ran $bound s later"
+		[ "${rcs[r]}" -ne 0 ] || fail "rank $r exited 0"
+	done
+	grep -q "rank 0\]: error: proxy: its thread did not return within $((timeout + 1)) s" \
+		"$WORK/err0" || fail "rank 0 did not say its proxy thread was stuck"
+	echo "both ranks ended in $took s (rank 0: status ${rcs[0]}, rank 1: ${rcs[1]})"
 	;;
 gpu)
 	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
