@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	}
 	switch (eb_boot_detect()) {
 	case EB_LAUNCH_MPI: /* mpirun, srun: MPI exchanges addresses and keys */
-		if (eb_boot_mpi_init(&b) != EB_OK)
+		if (eb_boot_mpi_init(&b, 30) != EB_OK)
 			return 1;
 		break;
 	case EB_LAUNCH_TCP: { /* EFABENCH_ROOT, _RANK, _SIZE, _TOKEN */

@@ -90,8 +90,10 @@ enum eb_launcher eb_boot_detect(void);
 /* 1 when this build can bootstrap through MPI. */
 int eb_boot_have_mpi(void);
 
-/* Initialise MPI and fill b; EB_ENOTSUP when built without MPI. */
-int eb_boot_mpi_init(struct eb_boot *b);
+/* Initialise MPI and fill b; EB_ENOTSUP when built without MPI. MPI's start-up has no deadline
+ * of its own: when it has not finished within timeout_s (a rank stopped or hung while the job
+ * started), this process prints why and exits with status 1, and the MPI launcher ends the job. */
+int eb_boot_mpi_init(struct eb_boot *b, double timeout_s);
 
 typedef int (*eb_rank_main)(struct eb_boot *b, void *arg);
 

@@ -6,10 +6,14 @@
 #include "../core/log.h"
 
 #ifdef EB_HAVE_MPI
+#include <errno.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static MPI_Comm world = MPI_COMM_NULL;
 /* Our own copy of the world for liveness questions, apart from collectives. A rank that timed
@@ -174,7 +178,87 @@ static const struct eb_boot_ops mpi_ops = {
     .finalize = mpi_finalize,
 };
 
-int eb_boot_mpi_init(struct eb_boot *b)
+/* MPI_Init and the communicator calls after it block with no deadline: a rank stopped or hung
+ * while the job starts would hold every other rank there for ever. A watchdog thread ends this
+ * rank once start-up has taken longer than the deadline; the MPI launcher then ends the job. */
+struct watchdog {
+	pthread_mutex_t lock;
+	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
+	int done;
+	double timeout_s;
+	pthread_t th;
+};
+
+static void *watch(void *arg)
+{
+	struct watchdog *w = arg;
+	uint64_t until = eb_deadline(w->timeout_s);
+	struct timespec by = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+	int done;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->lock, &by) != ETIMEDOUT)
+		;
+	done = w->done;
+	pthread_mutex_unlock(&w->lock);
+	if (!done) {
+		eb_err(
+		    "MPI start-up (MPI_Init and our communicators) did not finish within %.0f s: "
+		    "another rank stopped or hung while the job started; ending this rank",
+		    w->timeout_s);
+		fflush(NULL);
+		_exit(1);
+	}
+	return NULL;
+}
+
+static int watch_start(struct watchdog *w, double timeout_s)
+{
+	pthread_condattr_t attr;
+	int rc;
+
+	w->done = 0;
+	w->timeout_s = timeout_s;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	rc = pthread_create(&w->th, NULL, watch, w);
+	if (rc != 0) {
+		eb_err("cannot start the MPI start-up watchdog: %s", strerror(rc));
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->lock);
+		return EB_ESYS;
+	}
+	return EB_OK;
+}
+
+static void watch_stop(struct watchdog *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->lock);
+}
+
+/* The launcher's name for this process, for messages before MPI says it. */
+static void rank_from_env(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]) != NULL) {
+			eb_log_set_rank(atoi(getenv(vars[i])));
+			return;
+		}
+}
+
+static int start(struct eb_boot *b)
 {
 	MPI_Comm local;
 
@@ -193,6 +277,22 @@ int eb_boot_mpi_init(struct eb_boot *b)
 	MPI_Comm_rank(local, &b->local_rank);
 	MPI_Comm_size(local, &b->local_size);
 	MPI_Comm_free(&local);
+	return EB_OK;
+}
+
+int eb_boot_mpi_init(struct eb_boot *b, double timeout_s)
+{
+	struct watchdog w;
+	int rc;
+
+	rank_from_env();
+	rc = watch_start(&w, timeout_s);
+	if (rc != EB_OK)
+		return rc;
+	rc = start(b);
+	watch_stop(&w);
+	if (rc != EB_OK)
+		return rc;
 	b->ops = &mpi_ops;
 	b->impl = NULL;
 	b->ask_s = 0; /* the caller sets it: it knows the deadline */
@@ -207,9 +307,10 @@ int eb_boot_have_mpi(void)
 
 #else
 
-int eb_boot_mpi_init(struct eb_boot *b)
+int eb_boot_mpi_init(struct eb_boot *b, double timeout_s)
 {
 	(void)b;
+	(void)timeout_s;
 	eb_err("started by an MPI launcher, but this efabench was built without MPI; "
 	       "rebuild with MPI or run without mpirun (--np N)");
 	return EB_ENOTSUP;

@@ -101,7 +101,7 @@ static int run_mpi(struct eb_opts *o)
 		       "the rank count");
 		return 2;
 	}
-	rc = eb_boot_mpi_init(&boot);
+	rc = eb_boot_mpi_init(&boot, o->fab.timeout_s);
 	if (rc != EB_OK)
 		return eb_exit_code(rc == EB_ENOTSUP ? EB_EINVAL : rc);
 	boot.ask_s = o->fab.timeout_s;
