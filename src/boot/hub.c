@@ -4,13 +4,16 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-/* A frame that has started arriving completes quickly unless its sender died mid-way. */
+/* A frame that has started arriving completes quickly unless its sender died or stopped
+ * mid-way; the hub never waits for it (it reads what has come), but gives up on it after this. */
 #define FRAME_SECONDS 10.0
 /* How long an absent rank gets to answer the hub's question. */
 #define ANSWER_NS 2000000000ull
@@ -42,6 +45,7 @@ void eb_hub_fini(struct eb_hub *h)
 
 	for (i = 0; i < h->n; i++) {
 		free(h->r[i].data);
+		free(h->r[i].in);
 		if (h->r[i].fd >= 0)
 			close(h->r[i].fd);
 	}
@@ -52,7 +56,10 @@ void eb_hub_fini(struct eb_hub *h)
 static void drop(struct eb_hub *h, int i)
 {
 	free(h->r[i].data);
+	free(h->r[i].in);
 	h->r[i].data = NULL;
+	h->r[i].in = NULL;
+	h->r[i].got = 0;
 	h->r[i].waiting = 0;
 	if (h->r[i].fd >= 0)
 		close(h->r[i].fd);
@@ -162,64 +169,116 @@ static void complete(struct eb_hub *h)
 	}
 }
 
-static void read_frame(struct eb_hub *h, int i)
+/* The frame in r->hdr and r->in has arrived whole: act on it. */
+static void frame_done(struct eb_hub *h, int i)
 {
 	struct eb_hub_rank *r = &h->r[i];
-	struct eb_wire_hdr hdr;
-	uint64_t deadline = eb_deadline(FRAME_SECONDS);
-	int rc = eb_sock_read(r->fd, &hdr, sizeof(hdr), deadline);
 
-	if (rc != EB_OK) {
-		char why[128] = "closed its bootstrap connection";
-
-		if (h->why_closed != NULL)
-			h->why_closed(h, i, why, sizeof(why));
-		eb_hub_lose(h, i, why);
-		return;
-	}
-	if (hdr.type == EB_WIRE_FINI) {
+	r->got = 0;
+	if (r->hdr.type == EB_WIRE_FINI) {
 		int was_waiting = r->waiting;
 
 		r->state = EB_HUB_DONE;
-		r->exit_code = hdr.arg;
+		r->exit_code = r->hdr.arg;
 		drop(h, i);
-		if (hdr.arg != 0 && !h->aborted) {
+		if (r->exit_code != 0 && !h->aborted) {
 			char why[64];
 
 			name_absent(h, was_waiting);
-			snprintf(why, sizeof(why), "it failed (exit code %d)", hdr.arg);
+			snprintf(why, sizeof(why), "it failed (exit code %d)", r->exit_code);
 			abort_all(h, i, why);
 		}
 		return;
 	}
-	if (hdr.type == EB_WIRE_PING && hdr.len == 0) {
+	if (r->hdr.type == EB_WIRE_PING) {
 		(void)eb_wire_send(r->fd, EB_WIRE_PONG, 0, NULL, 0, eb_deadline(1.0));
 		return;
 	}
-	if (hdr.type == EB_WIRE_PONG && hdr.len == 0) { /* the answer to our question */
+	if (r->hdr.type == EB_WIRE_PONG) { /* the answer to our question */
 		r->asked_ns = 0;
 		r->next_ask_ns = eb_now_ns() + h->ask_ns;
 		return;
 	}
-	if ((hdr.type != EB_WIRE_GATHER && hdr.type != EB_WIRE_ALLTOALL) || r->waiting ||
-	    hdr.len > (1ull << 30)) {
-		eb_hub_lose(h, i, "broke the bootstrap protocol");
-		return;
-	}
-	r->data = malloc(hdr.len + 1);
-	if (r->data == NULL) {
-		eb_hub_lose(h, i, "sent more than the launcher could hold");
-		return;
-	}
-	if (eb_sock_read(r->fd, r->data, (size_t)hdr.len, deadline) != EB_OK) {
-		eb_hub_lose(h, i, "died while sending a bootstrap message");
-		return;
-	}
-	r->type = hdr.type;
-	r->seq = hdr.arg;
-	r->len = hdr.len;
+	r->data = r->in;
+	r->in = NULL;
+	r->type = r->hdr.type;
+	r->seq = r->hdr.arg;
+	r->len = r->hdr.len;
 	r->waiting = 1;
 	r->asked_ns = 0; /* coming is answer enough */
+}
+
+/* A whole header: is it a frame a rank may send now? Room for its payload. */
+static int header_ok(struct eb_hub *h, int i)
+{
+	struct eb_hub_rank *r = &h->r[i];
+	uint32_t t = r->hdr.type;
+
+	if (t == EB_WIRE_FINI || t == EB_WIRE_PING || t == EB_WIRE_PONG) {
+		if (r->hdr.len == 0)
+			return 1;
+	} else if ((t == EB_WIRE_GATHER || t == EB_WIRE_ALLTOALL) && !r->waiting &&
+		   r->hdr.len <= (1ull << 30)) {
+		r->in = malloc(r->hdr.len + 1);
+		if (r->in != NULL)
+			return 1;
+		eb_hub_lose(h, i, "sent more than the launcher could hold");
+		return 0;
+	}
+	eb_hub_lose(h, i, "broke the bootstrap protocol");
+	return 0;
+}
+
+/* Read what rank i has sent, never waiting for more: a rank stopped half-way through a frame
+ * must not keep the hub from serving and answering the others. */
+static void read_frames(struct eb_hub *h, int i)
+{
+	struct eb_hub_rank *r = &h->r[i];
+	const uint64_t hl = sizeof(r->hdr);
+
+	while (r->state == EB_HUB_LIVE) {
+		unsigned char *to =
+		    r->got < hl ? (unsigned char *)&r->hdr + r->got : r->in + (r->got - hl);
+		uint64_t want = r->got < hl ? hl - r->got : r->hdr.len - (r->got - hl);
+		ssize_t n = recv(r->fd, to, (size_t)want, MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "%s",
+				 r->got > 0 ? "died while sending a bootstrap message"
+					    : "closed its bootstrap connection");
+			if (h->why_closed != NULL) /* how it went, where the launcher knows */
+				h->why_closed(h, i, why, sizeof(why));
+			eb_hub_lose(h, i, why);
+			return;
+		}
+		if (r->got == 0)
+			r->frame_ns = eb_now_ns();
+		r->got += (uint64_t)n;
+		if (r->got == hl && !header_ok(h, i))
+			return;
+		if (r->got == hl + r->hdr.len)
+			frame_done(h, i);
+	}
+}
+
+/* A frame begun and not finished for FRAME_SECONDS: its sender died or stopped mid-way. */
+static void lose_stalled(struct eb_hub *h)
+{
+	uint64_t now = eb_now_ns();
+	int i;
+
+	for (i = 0; i < h->n; i++)
+		if (h->r[i].state == EB_HUB_LIVE && h->r[i].got > 0 &&
+		    now - h->r[i].frame_ns > (uint64_t)(FRAME_SECONDS * 1e9))
+			eb_hub_lose(h, i,
+				    "it stopped half-way through a bootstrap message (stopped or "
+				    "hung)");
 }
 
 /* Some ranks wait in a collective: after ask_ns, ask the absent ones whether they are there
@@ -269,9 +328,10 @@ int eb_hub_poll(struct eb_hub *h, int timeout_ms)
 	if (poll(p, (nfds_t)h->n, timeout_ms) > 0) {
 		for (i = 0; i < h->n; i++)
 			if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				read_frame(h, i);
+				read_frames(h, i);
 	}
 	free(p);
+	lose_stalled(h);
 	for (i = 0; i < h->n; i++) {
 		live += h->r[i].state == EB_HUB_LIVE;
 		waiting += h->r[i].state == EB_HUB_LIVE && h->r[i].waiting;

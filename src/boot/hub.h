@@ -4,6 +4,8 @@
 #ifndef EB_BOOT_HUB_H
 #define EB_BOOT_HUB_H
 
+#include "wire.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +22,11 @@ struct eb_hub_rank {
 	unsigned char *data;
 	uint64_t asked_ns;    /* when the hub asked whether it is there; 0: no question out */
 	uint64_t next_ask_ns; /* not asked again before */
+	/* The frame arriving, read as its bytes come: header, then payload into `in`. */
+	struct eb_wire_hdr hdr;
+	uint64_t got;	   /* its bytes so far; 0 between frames */
+	unsigned char *in; /* its payload */
+	uint64_t frame_ns; /* when its first byte came */
 };
 
 struct eb_hub {

@@ -7,6 +7,7 @@
  * killed: 1). Lines such as "lost rank 2: ..." on stderr are the expected noise of the
  * failure cases. */
 #include "check.h"
+#include "boot/hub.h"
 #include "boot/wire.h"
 #include "core/clock.h"
 #include "efabench/boot.h"
@@ -435,6 +436,49 @@ static void test_silent_hub(void)
 	close(sv[1]);
 }
 
+/* Rank 0 stops half-way through a frame (its header sent, not its payload): the hub must go on
+ * answering rank 1 at once, not wait for the rest (it waited up to 10 s, so ranks asking
+ * whether the launcher was there gave up on it); once the rest comes, the collective completes. */
+static void test_partial_frame(void)
+{
+	struct eb_wire_hdr g = {.type = EB_WIRE_GATHER, .arg = 1, .len = sizeof(uint64_t)}, h;
+	uint64_t v0 = 10, v1 = 11, res[2] = {0, 0}, t0;
+	int sv[2][2], fds[2], r, ponged = 0;
+	struct eb_hub hub;
+
+	for (r = 0; r < 2; r++) {
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[r]) == 0);
+		fds[r] = sv[r][0];
+	}
+	CHECK(eb_hub_init(&hub, 2, fds) == EB_OK);
+	CHECK(eb_sock_write(sv[0][1], &g, sizeof(g), eb_deadline(1)) == EB_OK);
+	CHECK(eb_wire_send(sv[1][1], EB_WIRE_PING, 0, NULL, 0, eb_deadline(1)) == EB_OK);
+	t0 = eb_now_ns();
+	while (!ponged && seconds_since(t0) < 1.0) {
+		eb_hub_poll(&hub, 10);
+		ponged = eb_sock_read(sv[1][1], &h, sizeof(h), eb_deadline(0.01)) == EB_OK &&
+			 h.type == EB_WIRE_PONG;
+	}
+	printf("rank 0 stopped mid-frame: rank 1's question answered after %.3f s\n",
+	       seconds_since(t0));
+	CHECK(ponged && seconds_since(t0) < 1.0);
+	CHECK(hub.r[0].state == EB_HUB_LIVE && hub.r[1].state == EB_HUB_LIVE);
+	/* The rest of rank 0's frame, rank 1's contribution: both get the result. */
+	CHECK(eb_sock_write(sv[0][1], &v0, sizeof(v0), eb_deadline(1)) == EB_OK);
+	CHECK(eb_wire_send(sv[1][1], EB_WIRE_GATHER, 1, &v1, sizeof(v1), eb_deadline(1)) == EB_OK);
+	for (r = 0; r < 2; r++) {
+		while (eb_sock_read(sv[r][1], &h, sizeof(h), eb_deadline(0.01)) != EB_OK &&
+		       seconds_since(t0) < 5.0)
+			eb_hub_poll(&hub, 10);
+		CHECK(h.type == EB_WIRE_RESULT && h.len == sizeof(res));
+		CHECK(eb_sock_read(sv[r][1], res, sizeof(res), eb_deadline(1)) == EB_OK);
+		CHECK(res[0] == v0 && res[1] == v1);
+	}
+	eb_hub_fini(&hub);
+	for (r = 0; r < 2; r++)
+		close(sv[r][1]);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -443,6 +487,7 @@ int main(void)
 	test_mismatch();
 	test_silent_hub();
 	test_long_wait();
+	test_partial_frame();
 	CHECK(eb_launch_local(2, rank_asks_hub, NULL, GRACE_S) == 0);
 	return check_done();
 }
