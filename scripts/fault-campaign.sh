@@ -27,17 +27,25 @@ declare -A ok bad late waited
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 
-# The command of a run of about run_s seconds: -n from a calibration run's mean iteration.
+# The command of a run of about run_s seconds: -n from the wall times of calibration runs of
+# 1 and k iterations (k growing tenfold until the difference is 0.3 s at least), so start-up,
+# pairs, variants and outliers count as they will in the trials.
 calibrate() { # name args...
-	local name=$1
+	local t1 tk k=100
 	shift
-	"$bin" "$@" -n 50 -w 2 -q --json "$work/cal.json" >/dev/null 2>&1 || return 1
-	python3 - "$work/cal.json" "$run_s" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-t = max(r["lat_us"] if "lat_us" in r else r["t_s"] * 1e6 for r in d["results"]) * 1e-6 * len(d["results"])
-print(max(10, int(float(sys.argv[2]) / t)))
-PY
+	t1=$(wall "$@" -n 1) || return 1
+	while :; do
+		tk=$(wall "$@" -n $k) || return 1
+		awk -v a="$t1" -v b="$tk" 'BEGIN { exit !(b - a >= 0.3) }' || [ $k -ge 1000000 ] && break
+		k=$((k * 10))
+	done
+	awk -v a="$t1" -v b="$tk" -v k=$k -v s="$run_s" 'BEGIN { n = int(s * (k - 1) / (b - a)); print (n > 10 ? n : 10) }'
+}
+wall() { # args...: seconds one run takes
+	local t0
+	t0=$(now)
+	"$bin" "$@" -w 1 -q >/dev/null 2>&1 || return 1
+	awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }'
 }
 
 # start_job NP ARGS...: the job in the background ($job); rank r's pid on line r + 1 of
@@ -181,6 +189,15 @@ trial() { # name signal np args...
 	# (mpirun also says "process rank V with PID"); the user's launcher ends a stopped rank.
 	if [ "$verdict" = ok ] && ! grep -Eq "lost rank $victim\b|rank $victim \(pid $pid\) (killed|is stopped)|error: .*rank $victim\b|rank $victim with PID|ranks( [0-9]+)* $victim\b" "$work/err"; then
 		verdict="no line names rank $victim"
+	fi
+	# A survivor must fail cleanly: a crash (SIGSEGV, SIGABRT, SIGBUS, ...) is a failed trial
+	# even where the job ended in time. libpsm2, which libfabric loads, catches SIGSEGV and
+	# leaves its backtrace in a file NAME.80s-PID,HOST.btr in the current folder.
+	crashed=$(grep -E "(killed by|terminated with|exited on) signal (4|6|7|8|11)\b" "$work/err"; cat ./*.btr 2>/dev/null)
+	rm -f ./*.btr
+	if [ "$verdict" = ok ] && [ -n "$crashed" ]; then
+		verdict="a rank crashed"
+		echo "$crashed" | head -${ERR_LINES:-5} | sed 's/^/    /'
 	fi
 	[ "$launch" != local ] && [ "$sig" = STOP ] && kill -9 "$pid" 2>/dev/null
 	for p in $pids; do

@@ -57,9 +57,10 @@ struct eb_engine {
 	 * to prove that verification catches misplaced data. Set by the caller, never by
 	 * default. */
 	size_t misplace_chunk;
-	int yield;  /* give the core up between empty polls (eb_poll_decide) */
-	int cores;  /* in this process's affinity mask, when the policy was chosen */
-	int failed; /* a CQ error or lost peer was reported: later calls fail fast */
+	int yield;     /* give the core up between empty polls (eb_poll_decide) */
+	int cores;     /* in this process's affinity mask, when the policy was chosen */
+	int failed;    /* a CQ error or lost peer was reported: later calls fail fast */
+	int abandoned; /* eb_engine_abandon: the provider's objects are left to the exit */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
 	void (*on_write)(void *arg, int src, int chan, uint32_t tag);
@@ -72,9 +73,14 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 void eb_engine_close(struct eb_engine *e);
 /* Close every channel's endpoint first (eb_chan_close_ep): after a failure, operations may
  * still be posted whose buffers and contexts the caller is about to free, and a provider may
- * touch them until the endpoint is gone (a SIGSEGV inside tcp;ofi_rxm's fi_close, 2 in 160
- * rank-fault trials, came from freeing first). Nothing may be posted afterwards. */
+ * touch them until the endpoint is gone. Nothing may be posted afterwards. */
 void eb_engine_quiesce(struct eb_engine *e);
+/* The run failed: where closing the provider's objects is unsafe, quiesce and close leave them
+ * open (reachable, not freed) for the process's exit to reclaim. libfabric's rxm (tcp;ofi_rxm,
+ * 1.17 to 2.6 at least) closing an endpoint while a peer's write with CQ data is still arriving
+ * reads the NULL context of the write it cancels (rxm_handle_comp_error) and crashes: survivors
+ * of a lost rank died of SIGSEGV in 3 of 10 alltoall trials. Call before eb_engine_quiesce. */
+void eb_engine_abandon(struct eb_engine *e);
 
 /* Deadline opts->timeout_s from now. */
 uint64_t eb_engine_deadline(const struct eb_engine *e);

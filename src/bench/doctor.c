@@ -137,6 +137,8 @@ static int measure(struct dctx *x)
 	if (rc == EB_OK)
 		rc = eb_pairs_gather(pairs, &plan, mine, &x->grid, &phases_s);
 	free(mine);
+	if (rc != EB_OK)
+		eb_engine_abandon(&e);
 	eb_pairs_close(pairs);
 free_names:
 	free(own);

@@ -479,6 +479,8 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		rc = file_rc;
 teardown:
 	eb_progress_clear(&prog);
+	if (rc != EB_OK)
+		eb_engine_abandon(&e);
 	eb_engine_quiesce(&e); /* before the buffers and requests posted on it are freed */
 	eb_payload_unland(&c);
 	b->teardown(&c);

@@ -390,6 +390,8 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	free(m.typical);
 	free(grid);
 	free(mine);
+	if (rc != EB_OK)
+		eb_engine_abandon(&e);
 	eb_pairs_close(pairs);
 free_tables:
 	free(m.mem);
