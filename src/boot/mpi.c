@@ -164,6 +164,11 @@ static void mpi_finalize(struct eb_boot *b, int exit_code)
 {
 	(void)b;
 	fflush(stdout);
+	/* What this rank waited for names the transfer that did not finish, not always the rank
+	 * that stopped (a stopped target can hold the initiator's posts to the others): before
+	 * the job goes down, name any rank that no longer answers. */
+	if (exit_code != 0 && ctl != MPI_COMM_NULL)
+		name_silent("job", "after this rank failed");
 	if (exit_code != 0)
 		MPI_Abort(world, exit_code);
 	MPI_Comm_free(&ctl);
