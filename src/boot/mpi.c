@@ -41,7 +41,8 @@ static void answer(void)
 /* Which ranks do not answer within ANSWER_S? Printed (when: why we asked); their count. */
 static int name_silent(const char *what, const char *when)
 {
-	int me, n, r, flag, got = 0, ping = 0, pong, *seen;
+	static const int ping; /* outlives the sends a silent rank never takes */
+	int me, n, r, flag, got = 0, pong, *seen;
 	MPI_Request *reqs;
 	MPI_Status st;
 	uint64_t until = eb_deadline(ANSWER_S);
@@ -126,29 +127,61 @@ static int wait_req(const struct eb_boot *b, MPI_Request *req, uint64_t deadline
 	return EB_OK;
 }
 
+/* A collective that did not finish still owns its buffers: MPI may read and write them until
+ * the job ends (even while a failing rank asks who is still there). Each collective runs on a
+ * copy of its own; a copy whose collective failed stays here, reachable, until the exit. */
+static void **orphans;
+static size_t norphans;
+
+static void keep_orphan(void *buf)
+{
+	void **more = realloc(orphans, (norphans + 1) * sizeof(*orphans));
+
+	if (more == NULL)
+		return; /* better leaked than freed under MPI */
+	orphans = more;
+	orphans[norphans++] = buf;
+}
+
+static int collective(struct eb_boot *b, int gather, const void *in, size_t in_len, void *out,
+		      size_t out_len, int blk, uint64_t deadline)
+{
+	const char *what = gather ? "allgather" : "alltoall";
+	char *buf = malloc(in_len + out_len);
+	MPI_Request req;
+	int rc;
+
+	if (buf == NULL)
+		return EB_ENOMEM;
+	memcpy(buf, in, in_len);
+	rc = gather ? MPI_Iallgather(buf, blk, MPI_BYTE, buf + in_len, blk, MPI_BYTE, world, &req)
+		    : MPI_Ialltoall(buf, blk, MPI_BYTE, buf + in_len, blk, MPI_BYTE, world, &req);
+	if (rc != MPI_SUCCESS) {
+		eb_err("MPI %s could not start", what);
+		free(buf);
+		return EB_EPEER;
+	}
+	rc = wait_req(b, &req, deadline, what);
+	if (rc != EB_OK) {
+		keep_orphan(buf);
+		return rc;
+	}
+	memcpy(out, buf + in_len, out_len);
+	free(buf);
+	return EB_OK;
+}
+
 static int mpi_allgather(struct eb_boot *b, const void *in, void *out, size_t len,
 			 uint64_t deadline)
 {
-	MPI_Request req;
-
-	if (MPI_Iallgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, world, &req) !=
-	    MPI_SUCCESS) {
-		eb_err("MPI_Iallgather failed");
-		return EB_EPEER;
-	}
-	return wait_req(b, &req, deadline, "allgather");
+	return collective(b, 1, in, len, out, len * (size_t)b->size, (int)len, deadline);
 }
 
 static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
-	MPI_Request req;
+	size_t all = blk * (size_t)b->size;
 
-	if (MPI_Ialltoall(in, (int)blk, MPI_BYTE, out, (int)blk, MPI_BYTE, world, &req) !=
-	    MPI_SUCCESS) {
-		eb_err("MPI_Ialltoall failed");
-		return EB_EPEER;
-	}
-	return wait_req(b, &req, deadline, "alltoall");
+	return collective(b, 0, in, all, out, all, (int)blk, deadline);
 }
 
 static int mpi_check(struct eb_boot *b)
