@@ -46,7 +46,7 @@ calibrate() { # name args...
 wall() { # args...: seconds one run takes
 	local t0
 	t0=$(now)
-	"$bin" "$@" -w 1 -q >/dev/null 2>&1 || return 1
+	"$bin" "$@" -w 1 -q >/dev/null 2>"$work/calib.err" || return 1
 	awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }'
 }
 
@@ -264,7 +264,12 @@ for b in "${benches[@]}"; do
 	read -r name np args <<<"$b"
 	[ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue # ONLY="proxy-cpu write-shm"
 	# shellcheck disable=SC2086
-	n=$(calibrate "$name" $args --np "$np") || { echo "$name: calibration run failed"; failed=$((failed + 1)); continue; }
+	n=$(calibrate "$name" $args --np "$np") || {
+		echo "$name: calibration run failed:"
+		tail -5 "$work/calib.err"
+		failed=$((failed + 1))
+		continue
+	}
 	for sig in ${SIGS:-KILL STOP}; do
 		for _ in $(seq "$trials"); do
 			# shellcheck disable=SC2086

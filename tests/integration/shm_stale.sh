@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# shm_stale.sh: a shm segment left in /dev/shm by a killed process must not fail a later run
+# whose rank gets the same pid. libfabric names the segment after the creator's pid and
+# refuses the endpoint (fi_enable: EBUSY) when that pid is alive, as the new rank is; pids
+# recycle (a 32768-pid host, a container), so this failed runs at random. In a pid namespace
+# of our own, a job is killed whole (nobody left to clean up), then the same job starts again
+# with the same pids (ns_last_pid).
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root (a pid namespace and ns_last_pid)"
+unshare -pf --mount-proc true 2>/dev/null || skip "cannot create a pid namespace here"
+# Nothing else may fork in the namespace while a job starts: the waits are bash builtins.
+cat >"$WORK/ns.sh" <<'NS'
+set -u
+job() { echo 300 >/proc/sys/kernel/ns_last_pid && exec "$EFABENCH" sendrecv --provider shm \
+	--np 2 -b 8 -e 8 "$@"; }
+mkfifo "$WORK/fifo" && exec 9<>"$WORK/fifo"
+(job -n 100000000 -q >/dev/null 2>&1) &
+launcher=$!
+read -r -t 3 -u 9
+kill -9 $launcher # its ranks die with it (PDEATHSIG); nobody unlinks their segments
+wait
+ls /dev/shm | grep "^30[0-9]:$(id -u):" >"$WORK/left"
+(job -n 10 -w 1 -q)
+NS
+export WORK
+unshare -pf --mount-proc bash "$WORK/ns.sh" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+cat "$WORK/err" >&2
+echo "left by the killed job: $(tr '\n' ' ' <"$WORK/left")"
+[ "$(wc -l <"$WORK/left")" -ge 2 ] || fail "the killed job left no segments to trip over"
+[ $rc -eq 0 ] || fail "the second job failed (status $rc) on the first one's segments"
+grep -q "removed 1 shm segment that an earlier process with this pid" "$WORK/err" ||
+	fail "the second job's ranks did not get the first one's pids: nothing tested"
+for f in $(cat "$WORK/left"); do rm -f "/dev/shm/$f"; done
+echo "PASS"
