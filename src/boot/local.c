@@ -6,8 +6,8 @@
 #include "wire.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/shmseg.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,28 +148,18 @@ static void restore_interrupts(const struct sigaction *old)
 		sigaction(sigs[i], &old[i], NULL);
 }
 
-/* shm's segments are named "<pid>:<uid>:<endpoint>" in /dev/shm by libfabric 1.17 to 2.x; a
- * rank that died by a signal could not unlink its own. */
+/* A rank that died by a signal could not unlink its shm segments. */
 static void unlink_segments(const struct child *c, int np)
 {
-	DIR *d = opendir("/dev/shm");
-	struct dirent *ent;
-	char prefix[64];
-	int i;
+	int i, n;
 
-	if (d == NULL)
-		return;
-	while ((ent = readdir(d)) != NULL)
-		for (i = 0; i < np; i++) {
-			if (c[i].pid <= 0 || !c[i].exited || !WIFSIGNALED(c[i].status))
-				continue;
-			snprintf(prefix, sizeof(prefix), "%d:%u:", (int)c[i].pid,
-				 (unsigned)getuid());
-			if (strncmp(ent->d_name, prefix, strlen(prefix)) == 0 &&
-			    unlinkat(dirfd(d), ent->d_name, 0) == 0)
-				eb_dbg("removed /dev/shm/%s left by rank %d", ent->d_name, i);
-		}
-	closedir(d);
+	for (i = 0; i < np; i++) {
+		if (c[i].pid <= 0 || !c[i].exited || !WIFSIGNALED(c[i].status))
+			continue;
+		n = eb_shmseg_unlink(c[i].pid);
+		if (n > 0)
+			eb_dbg("removed %d shm segment%s left by rank %d", n, n == 1 ? "" : "s", i);
+	}
 }
 
 /* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */

@@ -1,15 +1,38 @@
 #include "efabench/chan.h"
 #include "efabench/status.h"
 #include "../core/log.h"
+#include "../core/shmseg.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAIL(call, rc)                                                                             \
 	eb_err("%s on %s domain %s: %s (%d)", call, c->nic.prov, c->nic.domain,                    \
 	       fi_strerror((int)-(rc)), (int)(rc))
+
+/* shm names its segment after the creating process's pid. One left in /dev/shm by a process
+ * that died earlier with the pid this one has now makes libfabric (1.17) refuse the endpoint
+ * (EBUSY: it takes the creator for alive, since we are), a failure that follows pid reuse, in
+ * containers' small pid spaces above all. Before this process's first shm endpoint, every
+ * segment with its pid is such a leftover. */
+static void sweep_own_segments(const struct eb_nic *nic)
+{
+	static int swept;
+	int n;
+
+	if (swept || strcmp(nic->prov, "shm") != 0)
+		return;
+	swept = 1;
+	n = eb_shmseg_unlink(getpid());
+	if (n > 0)
+		eb_warn(
+		    "removed %d shm segment%s that an earlier process with this pid (%d) left in "
+		    "/dev/shm",
+		    n, n == 1 ? "" : "s", (int)getpid());
+}
 
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks)
 {
@@ -51,6 +74,7 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 		FAIL("fi_av_open", rc);
 		goto close_cq;
 	}
+	sweep_own_segments(nic);
 	rc = fi_endpoint(c->domain, info, &c->ep, NULL);
 	if (rc != 0) {
 		FAIL("fi_endpoint", rc);
