@@ -16,10 +16,15 @@ job() { echo 300 >/proc/sys/kernel/ns_last_pid && exec "$EFABENCH" sendrecv --pr
 mkfifo "$WORK/fifo" && exec 9<>"$WORK/fifo"
 (job -n 100000000 -q >/dev/null 2>&1) &
 launcher=$!
-read -r -t 3 -u 9
+shopt -s nullglob
+for _ in {1..100}; do # until both ranks have their segments (a glob forks nothing)
+	segs=(/dev/shm/30[0-9]:"$UID":*)
+	[ ${#segs[@]} -ge 2 ] && break
+	read -r -t 0.1 -u 9
+done
 kill -9 $launcher # its ranks die with it (PDEATHSIG); nobody unlinks their segments
 wait
-ls /dev/shm | grep "^30[0-9]:$(id -u):" >"$WORK/left"
+ls /dev/shm | grep "^30[0-9]:$UID:" >"$WORK/left"
 (job -n 10 -w 1 -q)
 NS
 export WORK
