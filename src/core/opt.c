@@ -72,7 +72,8 @@ static int integer(const struct eb_opt *o, const char *arg, long *v, char *want,
 	*v = strtol(arg, &end, 10);
 	if (*arg != '\0' && *end == '\0' && (double)*v >= o->lo && (double)*v <= o->hi)
 		return EB_OK;
-	snprintf(want, len, "an integer from %.0f to %.0f", o->lo, o->hi);
+	if (want != NULL)
+		snprintf(want, len, "an integer from %.0f to %.0f", o->lo, o->hi);
 	return EB_EINVAL;
 }
 
@@ -196,14 +197,13 @@ struct list_arg {
 static int list_item(const char *item, void *arg)
 {
 	struct list_arg *a = arg;
-	char scratch[8];
 	long v;
 
 	if (a->l.n == EB_OPT_LIST_MAX)
 		return EB_EINVAL;
 	if (a->o->names != NULL && strcmp(item, a->o->names[0]) == 0)
 		v = 0;
-	else if (integer(a->o, item, &v, scratch, sizeof(scratch)) != EB_OK)
+	else if (integer(a->o, item, &v, NULL, 0) /* the list's own message says more */ != EB_OK)
 		return EB_EINVAL;
 	a->l.v[a->l.n++] = (int)v;
 	return EB_OK;

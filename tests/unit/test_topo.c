@@ -49,7 +49,8 @@ static void mkparents(const char *rel)
 	char path[4096];
 	char *p;
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
+		return; /* the put() after it fails and says so */
 	for (p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
 		*p = '\0';
 		mkdir(path, 0755);
