@@ -78,8 +78,8 @@ struct eb_imm_wait {
 
 /* Message rate: n writes of len bytes, all to the same remote address, with window of them in
  * flight on one channel; returns once every one completed. */
-int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
-		  void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
+int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size_t len, void *desc,
+		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
 		  uint64_t deadline);
 
 /* Drive n transfers to completion and wait for nw immediate-data counts, all together

@@ -467,7 +467,8 @@ static void siblings(int cpu, cpu_set_t *set)
 {
 	char path[PATH_MAX], text[LIST_MAX];
 
-	if (sysfs_path(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+	if (sysfs_path(path, sizeof(path),
+		       "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
 		       cpu) != EB_OK ||
 	    read_file(path, text, sizeof(text)) != EB_OK || parse_cpulist(text, set) != EB_OK ||
 	    !CPU_ISSET(cpu, set)) {

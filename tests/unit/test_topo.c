@@ -465,7 +465,8 @@ static const char *at_cpu(int cpu)
 {
 	static char rel[96];
 
-	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
+	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		 cpu);
 	return rel;
 }
 
