@@ -8,6 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a pid namespace and ns_last_pid)"
 unshare -pf --mount-proc true 2>/dev/null || skip "cannot create a pid namespace here"
+unshare -pf --mount-proc sh -c 'echo 300 >/proc/sys/kernel/ns_last_pid' 2>/dev/null ||
+	skip "cannot choose pids in a pid namespace here (ns_last_pid)"
 # Nothing else may fork in the namespace while a job starts: the waits are bash builtins.
 cat >"$WORK/ns.sh" <<'NS'
 set -u
