@@ -8,7 +8,8 @@
 # launcher's "rank V (pid P) killed" / "is stopped"; under mpirun a rank stopped inside MPI_Init
 # cannot be named, and the others' "MPI start-up did not finish" is counted apart), that no
 # survivor crashed, and that no process and no /dev/shm segment of the job is left. Prints one
-# line per trial and a table of counts; exit 1 if any trial failed. EFABENCH names the binary (default build/efabench); TIMEOUT the deadline (2);
+# line per trial and a table of counts; exit 1 if any trial failed. EFABENCH names the binary
+# (default build/efabench); TIMEOUT the deadline (2);
 # ONLY a list of the benchmarks to run (names as in the table). LAUNCH: local (default, the
 # embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
 # launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
@@ -110,17 +111,17 @@ start_job() {
 		# A child of mpirun names its rank in its environment once it has exec'd efabench
 		# (before, it shows mpirun's): wait until every rank is found.
 		for _ in $(seq 200); do
-			: >"$work/pids"
-			for r in $(seq 0 $((np - 1))); do
-				for p in $(pgrep -P $job); do
-					[ "$(cat /proc/$p/comm 2>/dev/null)" = efabench ] &&
-						tr '\0' '\n' </proc/$p/environ 2>/dev/null |
-						grep -qx "OMPI_COMM_WORLD_RANK=$r" && echo "$p" >>"$work/pids"
-				done
+			local -a by_rank=()
+			for p in $(pgrep -P $job); do
+				[ "$(cat /proc/$p/comm 2>/dev/null)" = efabench ] || continue
+				r=$(tr '\0' '\n' </proc/$p/environ 2>/dev/null |
+					sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+				[ -n "$r" ] && by_rank[r]=$p
 			done
-			[ "$(wc -l <"$work/pids")" -ge "$np" ] && break
+			[ ${#by_rank[@]} -ge "$np" ] && break
 			sleep 0.05
 		done
+		printf '%s\n' "${by_rank[@]}" >"$work/pids" # in rank order: indexed by rank
 		;;
 	esac
 }
