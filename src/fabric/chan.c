@@ -27,8 +27,8 @@ static void sweep_own_segments(const struct eb_nic *nic)
 		return;
 	swept = 1;
 	n = eb_shmseg_unlink(getpid());
-	if (n > 0)
-		eb_warn(
+	if (n > 0) /* routine where pids recycle fast: said with -v only */
+		eb_dbg(
 		    "removed %d shm segment%s that an earlier process with this pid (%d) left in "
 		    "/dev/shm",
 		    n, n == 1 ? "" : "s", (int)getpid());

@@ -27,7 +27,7 @@ done
 kill -9 $launcher # its ranks die with it (PDEATHSIG); nobody unlinks their segments
 wait
 ls /dev/shm | grep "^30[0-9]:$UID:" >"$WORK/left"
-(job -n 10 -w 1 -q)
+(job -n 10 -w 1 -q -v)
 NS
 export WORK
 unshare -pf --mount-proc bash "$WORK/ns.sh" >"$WORK/out" 2>"$WORK/err"
