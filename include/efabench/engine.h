@@ -37,6 +37,11 @@ struct eb_req {
 	int chan, peer;
 	size_t len;   /* requested length (the spec defines cq len only for receives) */
 	uint64_t tag; /* the owner's (a transfer keeps its chunk index here) */
+	/* The rest of the post, kept so that eb_post_retry can post it again (buf is only
+	 * written by receives). */
+	void *buf, *desc;
+	uint64_t raddr, rkey;
+	uint32_t imm;
 };
 
 struct eb_engine {
@@ -114,7 +119,13 @@ int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, cons
 int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
 		 void *desc);
 
-/* Waits: EB_OK, or EB_ETIMEDOUT / EB_EPEER / EB_EFABRIC after printing what was waited for. */
+/* rc: what an eb_post_* of r returned. While it is EB_AGAIN (the provider's queue is full, or
+ * shm is still connecting to the peer), progress once and post r again, until the provider
+ * takes it or the engine's timeout passes. A post taken at once reads no clock. */
+int eb_post_retry(struct eb_engine *e, struct eb_req *r, int rc);
+
+/* Waits: EB_OK, or EB_ETIMEDOUT / EB_EPEER / EB_EFABRIC after printing what was waited for.
+ * deadline may be EB_DEADLINE_LAZY. */
 int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline);
 int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t deadline);
 int eb_req_test(struct eb_engine *e, struct eb_req *r);

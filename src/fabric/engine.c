@@ -316,7 +316,8 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 	return now > *deadline ? EB_ETIMEDOUT : EB_OK;
 }
 
-int eb_engine_step(struct eb_engine *e, uint64_t deadline)
+/* One poll; a completion counts as busy, none as idle. *deadline may be lazy (set here). */
+static int step(struct eb_engine *e, uint64_t *deadline)
 {
 	int rc = eb_progress(e);
 
@@ -324,7 +325,12 @@ int eb_engine_step(struct eb_engine *e, uint64_t deadline)
 		return rc;
 	if (rc > 0)
 		return busy(e);
-	return idle(e, &deadline);
+	return idle(e, deadline);
+}
+
+int eb_engine_step(struct eb_engine *e, uint64_t deadline)
+{
+	return step(e, &deadline);
 }
 
 int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_polls)
@@ -358,44 +364,74 @@ static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
 	return EB_EFABRIC;
 }
 
-static void arm(struct eb_req *r, enum eb_op op, int chan, int peer, size_t len)
+static void arm(struct eb_req *r, enum eb_op op, int chan, int peer, void *buf, size_t len,
+		void *desc)
 {
 	r->op = op;
 	r->chan = chan;
 	r->peer = peer;
+	r->buf = buf;
 	r->len = len;
+	r->desc = desc;
 	r->status = 0;
 	r->done = 0;
+}
+
+/* Hand an armed request to the provider. */
+static int issue(struct eb_engine *e, struct eb_req *r)
+{
+	struct eb_chan *ch = &e->chan[r->chan];
+	ssize_t rc;
+
+	if (r->op == EB_OP_WRITE)
+		rc = fi_writedata(ch->ep, r->buf, r->len, r->desc, r->imm, ch->peers[r->peer],
+				  r->raddr, r->rkey, &r->fi_ctx);
+	else if (r->op == EB_OP_SEND)
+		rc = fi_send(ch->ep, r->buf, r->len, r->desc, ch->peers[r->peer], &r->fi_ctx);
+	else /* FI_ADDR_UNSPEC: no FI_DIRECTED_RECV asked; the peer is kept for messages */
+		rc = fi_recv(ch->ep, r->buf, r->len, r->desc, FI_ADDR_UNSPEC, &r->fi_ctx);
+	return post_result(e, r, rc);
 }
 
 int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
 		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
 {
-	struct eb_chan *ch = &e->chan[chan];
-
-	arm(r, EB_OP_WRITE, chan, peer, len);
-	return post_result(
-	    e, r,
-	    fi_writedata(ch->ep, buf, len, desc, imm, ch->peers[peer], raddr, rkey, &r->fi_ctx));
+	arm(r, EB_OP_WRITE, chan, peer, (void *)buf, len, desc);
+	r->raddr = raddr;
+	r->rkey = rkey;
+	r->imm = imm;
+	return issue(e, r);
 }
 
 int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
 		 size_t len, void *desc)
 {
-	struct eb_chan *ch = &e->chan[chan];
-
-	arm(r, EB_OP_SEND, chan, peer, len);
-	return post_result(e, r, fi_send(ch->ep, buf, len, desc, ch->peers[peer], &r->fi_ctx));
+	arm(r, EB_OP_SEND, chan, peer, (void *)buf, len, desc);
+	return issue(e, r);
 }
 
 int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
 		 void *desc)
 {
-	struct eb_chan *ch = &e->chan[chan];
+	arm(r, EB_OP_RECV, chan, peer, buf, len, desc);
+	return issue(e, r);
+}
 
-	arm(r, EB_OP_RECV, chan, peer, len);
-	/* FI_ADDR_UNSPEC: we did not ask for FI_DIRECTED_RECV; the peer is kept for messages. */
-	return post_result(e, r, fi_recv(ch->ep, buf, len, desc, FI_ADDR_UNSPEC, &r->fi_ctx));
+int eb_post_retry(struct eb_engine *e, struct eb_req *r, int rc)
+{
+	uint64_t deadline = EB_DEADLINE_LAZY;
+
+	while (rc == EB_AGAIN) {
+		rc = step(e, &deadline);
+		if (rc == EB_ETIMEDOUT)
+			eb_err("timed out after %.1f s: the provider took no %s of %zu bytes %s "
+			       "rank %d on channel %d",
+			       e->timeout_s, op_name(r->op), r->len,
+			       r->op == EB_OP_RECV ? "from" : "to", r->peer, r->chan);
+		if (rc == EB_OK)
+			rc = issue(e, r);
+	}
+	return rc;
 }
 
 int eb_req_test(struct eb_engine *e, struct eb_req *r)
@@ -422,7 +458,7 @@ int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t de
 			i++;
 			continue;
 		}
-		rc = eb_engine_step(e, deadline);
+		rc = step(e, &deadline);
 		if (rc == EB_ETIMEDOUT) {
 			eb_err("timed out after %.1f s waiting for a %s of %zu bytes with rank %d "
 			       "on channel %d",
