@@ -14,6 +14,10 @@ struct sendrecv_state {
 	struct eb_xfer tx, rx;
 	size_t chunk;
 	int rx_armed;
+	/* A message that is one operation, unstaged, skips the transfers: its send and receive
+	 * go straight to the engine (req[0], req[1]), the path small messages' latency takes. */
+	int direct;
+	struct eb_req req[2];
 };
 
 static int sendrecv_setup(struct eb_ctx *c)
@@ -65,20 +69,32 @@ static void sendrecv_teardown(struct eb_ctx *c)
 /* Post the receive of the peer's next message (as much of it as the window allows). */
 static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
 {
+	struct eb_engine *e = c->e;
 	int rc;
 
 	if (st->rx_armed)
 		return EB_OK;
 	st->rx_armed = 1;
+	if (st->direct)
+		return eb_post_retry(e, &st->req[1],
+				     eb_post_recv(e, &st->req[1], 0, c->peer, st->in.pay.ptr,
+						  c->bytes, st->in_mr.desc));
 	eb_xfer_recv(&st->rx, 0, c->peer, eb_payload_at(&st->in, 0), c->bytes, st->chunk,
 		     st->in_mr.desc);
 	rc = eb_payload_stage(c, &st->in, &st->rx, 1);
 	return rc == EB_OK ? eb_xfer_step(&st->rx) : rc;
 }
 
-/* Arm the send of this rank's message (staged: copied from the GPU as it goes). */
+/* Arm the send of this rank's message (staged: copied from the GPU as it goes); direct, post
+ * it. */
 static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
 {
+	struct eb_engine *e = c->e;
+
+	if (st->direct)
+		return eb_post_retry(e, &st->req[0],
+				     eb_post_send(e, &st->req[0], 0, c->peer, st->out.pay.ptr,
+						  c->bytes, st->out_mr.desc));
 	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
 		     st->out_mr.desc);
 	return eb_payload_stage(c, &st->out, &st->tx, 1);
@@ -99,43 +115,53 @@ static int sendrecv_prepare(struct eb_ctx *c)
 	rc = eb_payload_fill(c, &st->out, 0, c->bytes, &out);
 	if (rc == EB_OK)
 		rc = eb_payload_fill(c, &st->in, 0, c->bytes, &in);
+	st->direct = !st->out.staged && !st->in.staged && c->bytes <= st->chunk;
 	/* Posted before the barrier that precedes the first send. */
 	return rc == EB_OK ? arm_rx(c, st) : rc;
+}
+
+/* Wait for this rank's send (tx), the peer's message (rx) or both; no clock read per message. */
+static int wait(struct eb_ctx *c, struct sendrecv_state *st, int tx, int rx)
+{
+	struct eb_xfer *xs[2] = {&st->tx, &st->rx};
+	int first = tx ? 0 : 1, n = tx + rx;
+
+	return st->direct ? eb_req_wait_all(c->e, st->req + first, (size_t)n, EB_DEADLINE_LAZY)
+			  : eb_xfer_wait(xs + first, n, EB_DEADLINE_LAZY);
 }
 
 static int sendrecv_iter(struct eb_ctx *c, long i)
 {
 	struct sendrecv_state *st = c->priv;
-	uint64_t deadline = EB_DEADLINE_LAZY; /* no clock read per message */
-	struct eb_xfer *both[2] = {&st->rx, &st->tx}, *rx[1] = {&st->rx};
 	int rc;
 
 	if (c->role == EB_ROLE_IDLE)
 		return EB_OK;
+	/* Each side sends first and re-posts its receive while the message travels: the reply
+	 * cannot come sooner than a one-way trip, so the receive is still posted in time (else
+	 * the provider holds the message as unexpected), and the post stays off the round trip. */
 	if (c->role == EB_ROLE_INIT) {
-		rc = arm_rx(c, st);
+		rc = arm_tx(c, st);
+		if (rc == EB_OK && !st->direct)
+			rc = eb_xfer_step(&st->tx);
 		if (rc == EB_OK)
-			rc = arm_tx(c, st);
-		if (rc != EB_OK)
-			return rc;
-		rc = eb_xfer_wait(both, 2, deadline);
+			rc = arm_rx(c, st);
+		if (rc == EB_OK)
+			rc = wait(c, st, 1, 1);
 		st->rx_armed = 0;
 		return rc;
 	}
-	rc = eb_xfer_wait(rx, 1, deadline);
+	rc = wait(c, st, 0, 1);
 	st->rx_armed = 0;
 	if (rc != EB_OK)
 		return rc;
-	/* Reply first, then re-post the receive while the reply travels: the post stays off the
-	 * round trip, and rank 0's next message, sent only once the reply arrived, normally
-	 * finds it waiting (else the provider holds it as unexpected). Never past the phase,
-	 * which would leave receives posted into the next one. */
+	/* Never past the phase, which would leave a receive posted into the next one. */
 	rc = arm_tx(c, st);
-	if (rc == EB_OK)
+	if (rc == EB_OK && !st->direct)
 		rc = eb_xfer_step(&st->tx);
 	if (rc == EB_OK && i + 1 < c->iters)
 		rc = arm_rx(c, st);
-	return rc == EB_OK ? eb_xfer_wait(both + 1, 1, deadline) : rc;
+	return rc == EB_OK ? wait(c, st, 1, 0) : rc;
 }
 
 static uint64_t sendrecv_verify(struct eb_ctx *c)
