@@ -51,17 +51,16 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 	uint64_t mine = 0, t0 = 0, t1, ns0 = eb_now_ns(), k0 = eb_ticks();
 	int64_t total = 0;
 	int timed = 0; /* samples holds ticks to scale */
-	long i;
+	/* A bench that times itself (GPU clocks, one launch for many iterations) gets the whole
+	 * phase at once, or one iteration at a time with --check. */
+	int self = b->run != NULL && (b->iter == NULL || (c->var->tag & EB_SELF_TIMED));
+	int check = c->o->check, corrupting = c->o->corrupt_at >= 0;
+	long m = self && !check ? iters : 1, i;
 	int rc;
 
 	c->iters = iters;
 	for (i = 0; i < iters;) {
-		/* A bench that times itself (GPU clocks, one launch for many iterations) gets the
-		 * whole phase at once, or one iteration at a time with --check. */
-		int self = b->run != NULL && (b->iter == NULL || (c->var->tag & EB_SELF_TIMED));
-		long m = self && !c->o->check ? iters : 1;
-
-		if (i == 0 || c->o->check) {
+		if (i == 0 || check) {
 			if (i > 0 && c->role != EB_ROLE_IDLE)
 				mine += b->verify(c);
 			c->epoch++;
@@ -83,7 +82,7 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 			timed = 1;
 		}
 		t0 = t1;
-		if (c->o->corrupt_at >= 0)
+		if (corrupting)
 			corrupt(b, c);
 		i += m;
 	}
