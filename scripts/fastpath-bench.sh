@@ -7,11 +7,12 @@
 # of the best runs (lowest latency, highest rate), since single runs on a VM are bimodal.
 #   sendrecv   one-way latency of a fi_send/fi_recv ping-pong (us)
 #   write      an S-byte fi_writedata and the target's 8-byte acknowledgement (us)
-#   rate       S-byte writes, WINDOW in flight (million messages/s)
+#   rate       S-byte writes, WINDOW in flight, until the target acknowledges the last
+#              (million messages/s)
 # Environment: EFABENCH (build/efabench), FLOOR (build/tests/floor/efabench-floor), PROVIDERS
-# ("shm tcp"), SIZES ("8 64 4096 65536"), REPS (5), ITERS (20000), WINDOW (16), CPUS (unset: no
-# pinning; e.g. "2,3": both programs under taskset -c 2,3, so the scheduler cannot place one
-# program's ranks closer than the other's).
+# ("shm tcp"), SIZES ("8 64 4096 65536"), MEASUREMENTS ("sendrecv write rate"), REPS (5),
+# ITERS (20000), WINDOW (16), CPUS (unset: no pinning; e.g. "2,3": both programs under
+# taskset -c 2,3, so the scheduler cannot place one program's ranks closer than the other's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -60,7 +61,7 @@ printf "| provider | measurement | size | floor | efabench | ratio | paired rati
 printf "|---|---|---:|---:|---:|---:|---:|---:|\n"
 for prov in ${PROVIDERS:-shm tcp}; do
 	for size in ${SIZES:-8 64 4096 65536}; do
-		for m in sendrecv write rate; do
+		for m in ${MEASUREMENTS:-sendrecv write rate}; do
 			: >"$tmp/f" && : >"$tmp/e"
 			for rep in $(seq "$reps"); do
 				for who in $( ((rep % 2)) && echo floor eb || echo eb floor); do

@@ -5,8 +5,8 @@
  *   sendrecv S N   ping-pong of fi_send / fi_recv: prints one-way microseconds (rtt / 2)
  *   write S N      fi_writedata of S bytes, the target sees its CQ data and answers with an
  *                  8-byte fi_send: prints microseconds per write + acknowledgement
- *   rate S N W     N writes of S with W in flight, the target counting their CQ data: prints
- *                  messages per second
+ *   rate S N W     N writes of S with W in flight, the target counting their CQ data and
+ *                  acknowledging the last: prints messages per second
  * usage: efabench-floor sendrecv|write|rate SIZE ITERS [WINDOW] [--provider P] */
 #include "efabench/boot.h"
 #include "efabench/chan.h"
@@ -137,20 +137,23 @@ static int write_ack(struct eb_chan *ch, int rank, char *buf, struct eb_mr *mr,
 	return 0;
 }
 
-static int rate(struct eb_chan *ch, int rank, char *buf, struct eb_mr *mr, const struct eb_rkey *rk,
-		size_t s, long n, int w)
+/* n writes with w in flight, then the target's 8-byte acknowledgement that all of them
+ * landed: a write's local completion only says its command is queued at the target (shm
+ * completes inline writes at once), so without it the last writes would go untimed. */
+static int burst(struct eb_chan *ch, char *buf, struct eb_mr *mr, const struct eb_rkey *rk,
+		 size_t s, long n, int w)
 {
-	fi_addr_t peer = ch->peers[1 - rank];
+	static struct fi_context2 ack; /* the acknowledgement's receive; the writes pass NULL */
 	struct fi_cq_data_entry e[16];
-	long posted = 0, done = 0, total = n + WARMUP;
-	double t0 = 0;
+	fi_addr_t peer = ch->peers[1];
+	long posted = 0, done = 0, i;
+	int acked = 0;
 
-	if (rank == 1)
-		return reap(ch, total, 1);
-	while (done < total) {
+	POST(fi_recv(ch->ep, buf + s, 8, mr->desc, FI_ADDR_UNSPEC, &ack));
+	while (done < n || !acked) {
 		ssize_t k;
 
-		while (posted < total && posted - done < w) {
+		while (posted < n && posted - done < w) {
 			ssize_t r = fi_writedata(ch->ep, buf, s, mr->desc, 0, peer, rk->addr,
 						 rk->key, NULL);
 
@@ -164,13 +167,41 @@ static int rate(struct eb_chan *ch, int rank, char *buf, struct eb_mr *mr, const
 			posted++;
 		}
 		k = fi_cq_read(ch->cq, e, 16);
-		if (k > 0 && done < WARMUP && done + k >= WARMUP)
-			t0 = now_us();
-		if (k > 0)
-			done += k;
-		else if (k != -FI_EAGAIN)
+		if (k < 0 && k != -FI_EAGAIN)
 			return -1;
+		for (i = 0; i < k; i++) {
+			if (e[i].op_context == &ack)
+				acked = 1;
+			else
+				done++;
+		}
 	}
+	return 0;
+}
+
+/* Warm-up writes, then the timed ones, each acknowledged (the target answers when it has seen
+ * them all), as efabench's warm-up and timed phases are. */
+static int rate(struct eb_chan *ch, int rank, char *buf, struct eb_mr *mr, const struct eb_rkey *rk,
+		size_t s, long n, int w)
+{
+	double t0;
+	int p;
+
+	if (rank == 1) {
+		for (p = 0; p < 2; p++) {
+			if (reap(ch, p == 0 ? WARMUP : n, 1))
+				return -1;
+			POST(fi_send(ch->ep, buf, 8, mr->desc, ch->peers[0], NULL));
+			if (reap(ch, 1, 0))
+				return -1;
+		}
+		return 0;
+	}
+	if (burst(ch, buf, mr, rk, s, WARMUP, w))
+		return -1;
+	t0 = now_us();
+	if (burst(ch, buf, mr, rk, s, n, w))
+		return -1;
 	printf("%.1f\n", (double)n / ((now_us() - t0) * 1e-6));
 	return 0;
 }
