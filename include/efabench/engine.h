@@ -119,6 +119,10 @@ int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, cons
 int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
 		 void *desc);
 
+/* Post r again exactly as an eb_post_* call last armed it (once it completed): repeated
+ * identical operations pay for the post alone. Same returns as eb_post_*. */
+int eb_post_again(struct eb_engine *e, struct eb_req *r);
+
 /* rc: what an eb_post_* of r returned. While it is EB_AGAIN (the provider's queue is full, or
  * shm is still connecting to the peer), progress once and post r again, until the provider
  * takes it or the engine's timeout passes. A post taken at once reads no clock. */

@@ -417,6 +417,13 @@ int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void
 	return issue(e, r);
 }
 
+int eb_post_again(struct eb_engine *e, struct eb_req *r)
+{
+	r->status = 0;
+	r->done = 0;
+	return issue(e, r);
+}
+
 int eb_post_retry(struct eb_engine *e, struct eb_req *r, int rc)
 {
 	uint64_t deadline = EB_DEADLINE_LAZY;
