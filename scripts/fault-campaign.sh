@@ -9,8 +9,8 @@
 # cannot be named, and the others' "MPI start-up did not finish" is counted apart), that no
 # survivor crashed, and that no process and no /dev/shm segment of the job is left. Prints one
 # line per trial and a table of counts; exit 1 if any trial failed. EFABENCH names the binary
-# (default build/efabench); TIMEOUT the deadline (2);
-# ONLY a list of the benchmarks to run (names as in the table). LAUNCH: local (default, the
+# (default build/efabench); TIMEOUT the deadline (2); ONLY a list of the benchmarks to run
+# (names as in the table). LAUNCH: local (default, the
 # embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
 # launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
 # (Open MPI's mpirun, tcp only). ERR_LINES: how many lines of a failed trial's stderr to print (5);
