@@ -11,29 +11,31 @@
 #              (million messages/s)
 # Environment: EFABENCH (build/efabench), FLOOR (build/tests/floor/efabench-floor), PROVIDERS
 # ("shm tcp"), SIZES ("8 64 4096 65536"), MEASUREMENTS ("sendrecv write rate"), REPS (5),
-# ITERS (20000), WINDOW (16), CPUS (unset: no pinning; e.g. "2,3": both programs under
-# taskset -c 2,3, so the scheduler cannot place one program's ranks closer than the other's).
+# ITERS (20000), WINDOW (16), CPUS (unset: no pinning; e.g. "2,3": in both programs rank 0 runs
+# on CPU 2 and rank 1 on CPU 3 (--cpu-map), so that neither program's ranks are placed closer,
+# share a core or move between cores), RUNS (unset; a file: every run's figure appended as
+# "provider measurement size floor|efabench value", for other statistics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
 floor=${FLOOR:-build/tests/floor/efabench-floor}
 reps=${REPS:-5} iters=${ITERS:-20000} window=${WINDOW:-16}
 pin=()
-[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
+[ -n "${CPUS:-}" ] && pin=(--cpu-map "$CPUS")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # efabench ARGS...: the first record's figure (lat_us, or mmsg_per_s with --rate).
 eb() {
-	"${pin[@]}" "$bin" "$@" --np 2 -n "$iters" -w 100 --json "$tmp/o.json" >/dev/null
+	"$bin" "$@" "${pin[@]}" --np 2 -n "$iters" -w 100 --json "$tmp/o.json" >/dev/null
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r.get("mmsg_per_s", r["lat_us"]))' "$tmp/o.json"
 }
 
 # run_floor / run_eb MEASUREMENT PROV SIZE: one run, its figure appended to $tmp/f or $tmp/e.
 run_floor() {
 	case $1 in
-	rate) "${pin[@]}" "$floor" rate "$3" "$iters" "$window" --provider "$2" | awk '{print $1 / 1e6}' ;;
-	*) "${pin[@]}" "$floor" "$1" "$3" "$iters" --provider "$2" ;;
+	rate) "$floor" rate "$3" "$iters" "$window" --provider "$2" "${pin[@]}" | awk '{print $1 / 1e6}' ;;
+	*) "$floor" "$1" "$3" "$iters" --provider "$2" "${pin[@]}" ;;
 	esac >>"$tmp/f"
 }
 run_eb() {
@@ -71,6 +73,10 @@ for prov in ${PROVIDERS:-shm tcp}; do
 			unit=us
 			[ $m = rate ] && unit=Mmsg/s
 			row "$prov" "$m" "$unit" "$size"
+			if [ -n "${RUNS:-}" ]; then
+				sed "s/^/$prov $m $size floor /" "$tmp/f" >>"$RUNS"
+				sed "s/^/$prov $m $size efabench /" "$tmp/e" >>"$RUNS"
+			fi
 		done
 	done
 done

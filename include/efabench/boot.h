@@ -59,6 +59,14 @@ void eb_host_name(char *name, size_t len);
 /* 1 if every rank reports the same host name (decides shm vs tcp), 0 if not, or < 0. */
 int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 
+/* Who shares this host's CPUs, from every rank's host name and affinity mask: ranks = the
+ * ranks here, cpus = the CPUs in the union of their masks (ranks bound one per core by a
+ * launcher or --cpu-map still have a core each); single = every rank is here. Collective. */
+struct eb_host_share {
+	int single, ranks, cpus;
+};
+int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_share *out);
+
 enum eb_launcher {
 	EB_LAUNCH_LOCAL, /* no launcher in the environment: we fork ranks ourselves */
 	EB_LAUNCH_MPI,	 /* started by mpirun, mpiexec or srun */

@@ -74,6 +74,22 @@ int eb_topo_should_bind(int numa, int cur_cpus, int online_cpus, char *why, size
  * bound it), 0 when on all of them. */
 int eb_topo_bound(void);
 
+/* --cpu-map: a comma list with one entry per local rank, each a CPU or a range (2,3 or
+ * 0-7,8-15); local rank i runs on entry i. */
+#ifdef CPU_SETSIZE
+/* The number of entries (EB_EINVAL when map does not parse); entry i into set when i is one
+ * and set is not NULL (set is emptied otherwise). */
+int eb_topo_map_entry(const char *map, int i, cpu_set_t *set);
+#endif
+/* Before forking nranks local ranks (0: ranks started elsewhere, where only the syntax can be
+ * checked): map parses, has an entry per rank, and names only CPUs this process may run on.
+ * EB_EINVAL with why otherwise. */
+int eb_topo_map_check(const char *map, int nranks, char *why, size_t len);
+/* Pins the calling thread, and the threads it starts afterwards, to entry local_rank of map:
+ * call it before starting threads. EB_EINVAL (why says why) when there is none or the kernel
+ * refuses it. */
+int eb_topo_pin(const char *map, int local_rank, char *why, size_t len);
+
 /* A CPU for a helper thread of local rank `local_rank` (a proxy): one of the local_rank-th
  * core from the top of the process's mask (hyperthreads of a core, from sysfs, count once),
  * so ranks sharing a NUMA node take different cores and stay clear of the low ones the

@@ -51,6 +51,7 @@ struct eb_opts {
 	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
 	const char *want_gpu;	/* the option that needs a GPU whatever the memory (NULL: none) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
+	const char *cpu_map;	/* --cpu-map: local rank i runs on entry i (NULL: left alone) */
 	const char *csv, *json;
 	int verbose;
 	int quiet;	     /* no progress line on stderr */

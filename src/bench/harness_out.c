@@ -88,7 +88,7 @@ void eb_harness_header(struct eb_report *r)
 	       "timeout: %.0f s\n# poll: %s (%s%d ranks here, %d cores)  timer: %s\n",
 	       o->warmup, o->iters, eb_size_format(r->c->chunk, chunk, sizeof(chunk)), r->c->window,
 	       o->check ? "yes" : "no", o->fab.timeout_s, e->yield ? "yield" : "spin",
-	       o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->boot->local_size, e->cores,
+	       o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->host_ranks, e->cores,
 	       eb_ticks_tsc ? "tsc, scaled to CLOCK_MONOTONIC per phase" : "CLOCK_MONOTONIC");
 	mem_line(r);
 	if (r->b->header != NULL)
@@ -152,6 +152,10 @@ static void settings(struct eb_rec *x, const struct eb_report *r)
 	eb_rec_bool(x, "check", o->check);
 	eb_rec_num(x, "timeout_s", o->fab.timeout_s);
 	eb_rec_str(x, "poll", e->yield ? "yield" : "spin");
+	eb_rec_int(x, "host_ranks", e->host_ranks);
+	eb_rec_int(x, "host_cores", e->cores);
+	if (o->cpu_map != NULL)
+		eb_rec_str(x, "cpu_map", o->cpu_map);
 	eb_rec_str(x, "timer", eb_ticks_tsc ? "tsc" : "clock_gettime");
 	snprintf(ver, sizeof(ver), "%u.%u", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	eb_rec_str(x, "libfabric", ver);

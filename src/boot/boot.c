@@ -1,8 +1,10 @@
+#define _GNU_SOURCE /* cpu_set_t, sched_getaffinity */
 #include "efabench/boot.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,22 +81,46 @@ void eb_host_name(char *name, size_t len)
 		gethostname(name, len - 1);
 }
 
-int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
-{
-	char name[64] = "", *all;
-	int i, rc, same = 1;
+struct host_rec {
+	char name[64];
+	cpu_set_t mask;
+};
 
-	if (b->local_size == b->size)
-		return 1;
-	eb_host_name(name, sizeof(name));
-	all = malloc(sizeof(name) * (size_t)b->size);
+int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_share *out)
+{
+	struct host_rec mine, *all = malloc(sizeof(*all) * (size_t)b->size);
+	cpu_set_t here;
+	int i, rc;
+
 	if (all == NULL)
 		return EB_ENOMEM;
-	rc = b->ops->allgather(b, name, all, sizeof(name), deadline);
-	for (i = 1; rc == EB_OK && i < b->size; i++)
-		same &= memcmp(all, all + i * sizeof(name), sizeof(name)) == 0;
+	memset(&mine, 0, sizeof(mine));
+	eb_host_name(mine.name, sizeof(mine.name));
+	/* An unreadable mask counts as no CPU: the policy then yields, the safe side. */
+	if (sched_getaffinity(0, sizeof(mine.mask), &mine.mask) != 0)
+		CPU_ZERO(&mine.mask);
+	rc = b->ops->allgather(b, &mine, all, sizeof(mine), deadline);
+	CPU_ZERO(&here);
+	*out = (struct eb_host_share){.single = 1};
+	for (i = 0; rc == EB_OK && i < b->size; i++) {
+		if (memcmp(all[i].name, mine.name, sizeof(mine.name)) != 0) {
+			out->single = 0;
+			continue;
+		}
+		out->ranks++;
+		CPU_OR(&here, &here, &all[i].mask);
+	}
+	out->cpus = CPU_COUNT(&here);
 	free(all);
-	return rc == EB_OK ? same : rc;
+	return rc;
+}
+
+int eb_boot_single_host(struct eb_boot *b, uint64_t deadline)
+{
+	struct eb_host_share h;
+	int rc = eb_boot_host_share(b, deadline, &h);
+
+	return rc == EB_OK ? h.single : rc;
 }
 
 enum eb_launcher eb_boot_detect(void)

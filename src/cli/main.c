@@ -4,6 +4,7 @@
 #include "opts.h"
 #include "efabench/boot.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "../bench/harness.h"
 #include "../core/log.h"
 
@@ -42,6 +43,16 @@ static int rank_main(struct eb_boot *boot, void *arg)
 {
 	const struct eb_opts *o = arg;
 
+	if (o->cpu_map != NULL) { /* first: the rank's memory then lands near its CPUs */
+		char why[96];
+		int rc = eb_topo_pin(o->cpu_map, boot->local_rank, why, sizeof(why));
+
+		if (rc != EB_OK) {
+			eb_err("--cpu-map %s: %s", o->cpu_map, why);
+			return eb_exit_code(rc);
+		}
+		eb_dbg("%s", why);
+	}
 	if (o->cmd->bench != NULL)
 		return eb_exit_code(eb_harness_run(o->cmd->bench, o, boot));
 	return eb_exit_code(o->cmd->rank(boot, o));
@@ -124,6 +135,11 @@ static int run_rendezvous(struct eb_opts *o)
 		       "on its own (--rank, --ranks)");
 		return 2;
 	}
+	if (o->cpu_map != NULL) {
+		eb_err("--cpu-map pins the ranks a launcher starts; with a rendezvous start each "
+		       "rank under taskset instead");
+		return 2;
+	}
 	o->rdv.timeout_s = o->fab.timeout_s;
 	if (eb_rdv_opts_resolve(&o->rdv) != EB_OK)
 		return 2;
@@ -152,6 +168,14 @@ static int launch(struct eb_opts *o)
 	np = o->cmd->probe != NULL ? o->cmd->probe(o) : eb_harness_probe(o);
 	if (np < 0)
 		return -np;
+	if (o->cpu_map != NULL) {
+		char why[96];
+
+		if (eb_topo_map_check(o->cpu_map, np, why, sizeof(why)) != EB_OK) {
+			eb_err("--cpu-map %s: %s", o->cpu_map, why);
+			return 2;
+		}
+	}
 	return eb_launch_local(np, rank_main, o, o->fab.timeout_s + 5.0);
 }
 

@@ -3,6 +3,7 @@
 #include "efabench/mem.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "../core/log.h"
 
 #include <stdlib.h>
@@ -119,6 +120,10 @@ static const struct eb_opt ranks[] = {
      "this rank, with --root (or EFABENCH_RANK)"},
     {"ranks", 0, "N", eb_opt_num, O(rdv.size), 1, EB_RDV_MAX_RANKS,
      "the job's rank count, with --root (or EFABENCH_SIZE)"},
+    {"cpu-map", 0, "LIST", eb_opt_str, O(cpu_map), 0, 0,
+     "pin local rank i to the i-th entry of LIST, a CPU or a\n"
+     "range: 2,3 or 0-7,8-15 (with --np or mpirun; a range\n"
+     "leaves a rank's helper threads a core)"},
 };
 
 static const struct eb_opt output[] = {
@@ -244,6 +249,16 @@ static int finish_mem(struct eb_opts *o)
 	return EB_OK;
 }
 
+static int finish_cpu_map(const struct eb_opts *o)
+{
+	char why[96];
+
+	if (o->cpu_map == NULL || eb_topo_map_check(o->cpu_map, 0, why, sizeof(why)) == EB_OK)
+		return EB_OK;
+	eb_err("--cpu-map %s: %s", o->cpu_map, why);
+	return EB_EINVAL;
+}
+
 static int finish_sizes(struct eb_opts *o)
 {
 	char b[24], e[24];
@@ -304,6 +319,8 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 	rc = finish_testing(argc, argv);
 	if (rc == EB_OK)
 		rc = finish_mem(o);
+	if (rc == EB_OK)
+		rc = finish_cpu_map(o);
 	if (rc == EB_OK && cmd->finish != NULL)
 		rc = cmd->finish(o, own);
 	if (rc == EB_OK)

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#define _GNU_SOURCE /* sched_yield */
 #include "efabench/engine.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
@@ -63,17 +63,6 @@ free_bufs:
 	return rc;
 }
 
-static int affinity_cores(void)
-{
-	cpu_set_t set;
-	long n;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		return CPU_COUNT(&set);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
-}
-
 enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores)
 {
 	if (asked != EB_POLL_AUTO)
@@ -83,7 +72,8 @@ enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, in
 
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
 {
-	int single, want, c, rc;
+	struct eb_host_share here;
+	int want, c, rc;
 	int64_t agreed;
 
 	memset(e, 0, sizeof(*e));
@@ -91,16 +81,17 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	e->rank = b->rank;
 	e->size = b->size;
 	e->timeout_s = o->timeout_s;
-	single = eb_boot_single_host(b, eb_engine_deadline(e));
-	if (single < 0)
-		return single;
-	e->cores = affinity_cores();
-	e->yield = eb_poll_decide((enum eb_poll)o->poll, b->local_size,
-				  o->threads > 0 ? o->threads : 1, e->cores) == EB_POLL_YIELD;
-	rc = eb_fabric_choose(o, single, e->prov, sizeof(e->prov));
+	rc = eb_boot_host_share(b, eb_engine_deadline(e), &here);
 	if (rc != EB_OK)
 		return rc;
-	rc = eb_fabric_nics(e->prov, o, single, &e->nics, &e->nnics);
+	e->host_ranks = here.ranks;
+	e->cores = here.cpus;
+	e->yield = eb_poll_decide((enum eb_poll)o->poll, here.ranks,
+				  o->threads > 0 ? o->threads : 1, here.cpus) == EB_POLL_YIELD;
+	rc = eb_fabric_choose(o, here.single, e->prov, sizeof(e->prov));
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_fabric_nics(e->prov, o, here.single, &e->nics, &e->nnics);
 	if (rc != EB_OK)
 		return rc;
 	/* Everyone opens the same number of channels: the smallest count among ranks. */

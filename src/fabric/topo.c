@@ -503,6 +503,89 @@ int eb_topo_helper_cpu(int local_rank)
 	return -1;
 }
 
+/* One --cpu-map entry at s: "N" or "N-M"; *end after it. */
+static int map_range(const char *s, const char **end, long *lo, long *hi)
+{
+	char *e;
+
+	if (!isdigit((unsigned char)*s))
+		return EB_EINVAL;
+	*lo = *hi = strtol(s, &e, 10);
+	if (*e == '-') {
+		if (!isdigit((unsigned char)e[1]))
+			return EB_EINVAL;
+		*hi = strtol(e + 1, &e, 10);
+	}
+	*end = e;
+	return *lo <= *hi && *hi < CPU_SETSIZE && (*e == ',' || *e == '\0') ? EB_OK : EB_EINVAL;
+}
+
+int eb_topo_map_entry(const char *map, int i, cpu_set_t *set)
+{
+	const char *s = map;
+	long lo, hi;
+	int n = 0;
+
+	if (set != NULL)
+		CPU_ZERO(set);
+	for (;;) {
+		if (map_range(s, &s, &lo, &hi) != EB_OK)
+			return EB_EINVAL;
+		for (; n == i && set != NULL && lo <= hi; lo++)
+			CPU_SET((size_t)lo, set);
+		n++;
+		if (*s++ == '\0')
+			return n;
+	}
+}
+
+int eb_topo_map_check(const char *map, int nranks, char *why, size_t len)
+{
+	cpu_set_t cur, set;
+	int n = eb_topo_map_entry(map, -1, NULL), i, cpu;
+
+	if (n < 0) {
+		say(why, len, "not a comma list of CPUs or ranges, one per local rank (e.g. 2,3)");
+		return EB_EINVAL;
+	}
+	if (nranks <= 0)
+		return EB_OK;
+	if (n < nranks) {
+		say(why, len, "%d entr%s for %d local ranks: give one per rank", n,
+		    n == 1 ? "y" : "ies", nranks);
+		return EB_EINVAL;
+	}
+	if (sched_getaffinity(0, sizeof(cur), &cur) != 0)
+		return EB_OK; /* the ranks' own pinning reports it */
+	for (i = 0; i < nranks; i++) {
+		eb_topo_map_entry(map, i, &set);
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set) && !CPU_ISSET(cpu, &cur)) {
+				say(why, len, "CPU %d is not one this process may run on", cpu);
+				return EB_EINVAL;
+			}
+	}
+	return EB_OK;
+}
+
+int eb_topo_pin(const char *map, int local_rank, char *why, size_t len)
+{
+	cpu_set_t set;
+	int n = eb_topo_map_entry(map, local_rank, &set);
+
+	if (n <= local_rank) {
+		say(why, len, "no entry for local rank %d (%d given)", local_rank, n < 0 ? 0 : n);
+		return EB_EINVAL;
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		say(why, len, "local rank %d: sched_setaffinity: %s", local_rank, strerror(errno));
+		return EB_EINVAL;
+	}
+	say(why, len, "local rank %d pinned to %d CPU%s", local_rank, CPU_COUNT(&set),
+	    CPU_COUNT(&set) == 1 ? "" : "s");
+	return EB_OK;
+}
+
 int eb_topo_bind(int numa, char *why, size_t len)
 {
 	cpu_set_t cur, node;

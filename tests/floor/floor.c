@@ -7,12 +7,14 @@
  *                  8-byte fi_send: prints microseconds per write + acknowledgement
  *   rate S N W     N writes of S with W in flight, the target counting their CQ data and
  *                  acknowledging the last: prints messages per second
- * usage: efabench-floor sendrecv|write|rate SIZE ITERS [WINDOW] [--provider P] */
+ * usage: efabench-floor sendrecv|write|rate SIZE ITERS [WINDOW] [--provider P] [--cpu-map L]
+ * (--cpu-map as efabench's: rank i on the i-th CPU or range of L) */
 #include "efabench/boot.h"
 #include "efabench/chan.h"
 #include "efabench/fabric.h"
 #include "efabench/mr.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "core/clock.h"
 
 #include <rdma/fi_errno.h>
@@ -25,7 +27,7 @@
 #define WARMUP 100
 
 struct args {
-	const char *test, *prov;
+	const char *test, *prov, *cpu_map;
 	size_t size;
 	long iters;
 	int window;
@@ -255,14 +257,30 @@ free_bufs:
 	return rc;
 }
 
+/* Pinned first, as efabench's ranks are: its buffers then land near its CPU. */
+static int pin_and_run(struct eb_boot *b, void *arg)
+{
+	const struct args *a = arg;
+	char why[96];
+
+	if (a->cpu_map != NULL && eb_topo_pin(a->cpu_map, b->local_rank, why, sizeof(why)) != 0) {
+		fprintf(stderr, "efabench-floor: --cpu-map %s: %s\n", a->cpu_map, why);
+		return 2;
+	}
+	return run(b, arg);
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = {.window = 16};
+	char why[96];
 	int i, pos = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
 			a.prov = argv[++i];
+		else if (strcmp(argv[i], "--cpu-map") == 0 && i + 1 < argc)
+			a.cpu_map = argv[++i];
 		else if (pos == 0)
 			a.test = argv[pos++, i];
 		else if (pos == 1)
@@ -275,8 +293,12 @@ int main(int argc, char **argv)
 	if (a.test == NULL || a.size == 0 || a.iters < 1 || a.window < 1 ||
 	    (strcmp(a.test, "sendrecv") && strcmp(a.test, "write") && strcmp(a.test, "rate"))) {
 		fprintf(stderr, "usage: efabench-floor sendrecv|write|rate SIZE ITERS [WINDOW] "
-				"[--provider P]\n");
+				"[--provider P] [--cpu-map LIST]\n");
 		return 2;
 	}
-	return eb_launch_local(2, run, &a, 35.0);
+	if (a.cpu_map != NULL && eb_topo_map_check(a.cpu_map, 2, why, sizeof(why)) != EB_OK) {
+		fprintf(stderr, "efabench-floor: --cpu-map %s: %s\n", a.cpu_map, why);
+		return 2;
+	}
+	return eb_launch_local(2, pin_and_run, &a, 35.0);
 }

@@ -76,6 +76,13 @@ cases=(
 	"ipc --grid 0"
 	"ipc --methods foo"
 	"write --poll fast"
+	# --cpu-map: its syntax, an entry per local rank, CPUs we may run on, not with a rendezvous
+	"write --cpu-map x"
+	"write --cpu-map 0,"
+	"write --cpu-map 0"
+	"write --np 3 --cpu-map 0,1"
+	"write --cpu-map 0,1023"
+	"write --cpu-map 0,1 --root 127.0.0.1:5000 --rank 0 --ranks 2"
 	"alltoall --layout single,bogus"
 	# the rendezvous: options and environment (no token, bad root, rank out of range)
 	"write --root host --rank 0 --ranks 2"

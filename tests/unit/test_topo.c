@@ -390,6 +390,41 @@ static void test_cpulist(void)
 	CHECK(eb_topo_numa_cpus(-1, &s) == EB_EINVAL);
 }
 
+/* --cpu-map: one entry per local rank, each a CPU or a range. */
+static void test_cpu_map(void)
+{
+	char why[96];
+	cpu_set_t s;
+
+	CHECK(eb_topo_map_entry("2,3", -1, NULL) == 2);
+	CHECK(eb_topo_map_entry("2,3", 1, &s) == 2 && CPU_COUNT(&s) == 1 && CPU_ISSET(3, &s));
+	CHECK(eb_topo_map_entry("0-7,8-15", 1, &s) == 2 && CPU_COUNT(&s) == 8 &&
+	      CPU_ISSET(8, &s) && CPU_ISSET(15, &s) && !CPU_ISSET(7, &s));
+	CHECK(eb_topo_map_entry("4", 0, &s) == 1 && CPU_COUNT(&s) == 1 && CPU_ISSET(4, &s));
+	CHECK(eb_topo_map_entry("4", 3, &s) == 1 && CPU_COUNT(&s) == 0); /* no such entry */
+	CHECK(eb_topo_map_entry("1,1", 1, &s) == 2 && CPU_ISSET(1, &s)); /* shared on purpose */
+	CHECK(eb_topo_map_entry("", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("1,", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry(",1", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("1,,2", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("3-1", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("1-", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("-1", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("1 2", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("0-1024", 0, &s) == EB_EINVAL);
+	CHECK(eb_topo_map_entry("99999999999999999999", 0, &s) == EB_EINVAL);
+
+	CHECK(eb_topo_map_check("0,1", 0, why, sizeof(why)) == EB_OK);
+	CHECK(eb_topo_map_check("0", 2, why, sizeof(why)) == EB_EINVAL &&
+	      strstr(why, "1 entry for 2 local ranks") != NULL);
+	CHECK(eb_topo_map_check("x", 0, why, sizeof(why)) == EB_EINVAL);
+	/* A CPU this process may not run on: the highest a cpu_set_t holds. */
+	CHECK(eb_topo_map_check("0,1023", 2, why, sizeof(why)) == EB_EINVAL &&
+	      strstr(why, "CPU 1023") != NULL);
+	CHECK(eb_topo_pin("0", 1, why, sizeof(why)) == EB_EINVAL &&
+	      strstr(why, "no entry for local rank 1") != NULL);
+}
+
 static void test_should_bind(void)
 {
 	char why[64];
@@ -558,6 +593,7 @@ int main(void)
 	test_order_given();
 	test_order_host();
 	test_cpulist();
+	test_cpu_map();
 	test_should_bind();
 	test_bind();
 	test_helper_cpu();
