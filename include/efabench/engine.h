@@ -62,11 +62,11 @@ struct eb_engine {
 	 * to prove that verification catches misplaced data. Set by the caller, never by
 	 * default. */
 	size_t misplace_chunk;
-	int yield;     /* give the core up between empty polls (eb_poll_decide) */
+	int yield;	/* give the core up between empty polls (eb_poll_decide) */
 	int host_ranks; /* ranks on this host, when the policy was chosen */
 	int cores;	/* in the union of their affinity masks (eb_boot_host_share) */
-	int failed;    /* a CQ error or lost peer was reported: later calls fail fast */
-	int abandoned; /* eb_engine_abandon: the provider's objects are left to the exit */
+	int failed;	/* a CQ error or lost peer was reported: later calls fail fast */
+	int abandoned;	/* eb_engine_abandon: the provider's objects are left to the exit */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
 	void (*on_write)(void *arg, int src, int chan, uint32_t tag);
@@ -100,6 +100,18 @@ uint64_t eb_engine_deadline(const struct eb_engine *e);
 /* Poll every CQ once. Returns completions seen (>= 0) or a negative status. */
 int eb_progress(struct eb_engine *e);
 
+/* The parts of eb_progress and eb_engine_step, for loops that poll one channel themselves with
+ * the least work between two polls (message rates). eb_engine_read: up to max completions of
+ * channel chan into ent; how many (0: none), or a negative status (printed; a request that
+ * failed is finished with it). eb_engine_dispatch: what eb_progress does with them (requests
+ * finished, remote CQ data counted). eb_engine_polled: after each poll, found completions or
+ * not, what every wait does (wait policy, deadline, lost peers), with eb_engine_step's returns;
+ * *deadline may be EB_DEADLINE_LAZY. */
+ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max);
+void eb_engine_dispatch(struct eb_engine *e, int chan, const struct fi_cq_data_entry *ent,
+			size_t n);
+int eb_engine_polled(struct eb_engine *e, int found, uint64_t *deadline);
+
 /* One step of every wait: progress once; every 10 ms ask the bootstrap whether a peer was lost.
  * EB_OK, EB_ETIMEDOUT once past deadline (not printed: the waiter knows what it waited for),
  * or another negative status (printed). */
@@ -120,9 +132,10 @@ int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, cons
 int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
 		 void *desc);
 
-/* Post r again exactly as an eb_post_* call last armed it (once it completed): repeated
- * identical operations pay for the post alone. Same returns as eb_post_*. */
-int eb_post_again(struct eb_engine *e, struct eb_req *r);
+/* rc: what the provider's post of r (armed by an eb_post_*) returned, not 0 or -FI_EAGAIN:
+ * reported as eb_post_* report it; returns the negative status. For loops that post r's
+ * operation themselves. */
+int eb_post_failed(struct eb_engine *e, struct eb_req *r, ssize_t rc);
 
 /* rc: what an eb_post_* of r returned. While it is EB_AGAIN (the provider's queue is full, or
  * shm is still connecting to the peer), progress once and post r again, until the provider

@@ -220,43 +220,57 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 	return EB_EFABRIC;
 }
 
+ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max)
+{
+	struct eb_chan *ch = &e->chan[chan];
+	ssize_t n = fi_cq_read(ch->cq, ent, max);
+
+	if (n >= 0)
+		return n;
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL)
+		return read_error(e, ch);
+	eb_err("fi_cq_read on channel %d (%s): %s", chan, ch->nic.domain, fi_strerror((int)-n));
+	e->failed = 1;
+	return EB_EFABRIC;
+}
+
+void eb_engine_dispatch(struct eb_engine *e, int chan, const struct fi_cq_data_entry *ent, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		/* Classify by FI_REMOTE_WRITE: sockets also flags the initiator's own write
+		 * completion with FI_REMOTE_CQ_DATA. */
+		if (ent[i].flags & FI_REMOTE_WRITE) {
+			uint32_t src = (uint32_t)ent[i].data & 0xffffu;
+
+			if (src < (uint32_t)e->size) {
+				e->imm[(size_t)src * (size_t)e->nchan + (size_t)chan]++;
+				if (e->on_write != NULL)
+					e->on_write(e->on_write_arg, (int)src, chan,
+						    (uint32_t)ent[i].data >> 16);
+			} else {
+				e->stray_imm++;
+			}
+		} else if (ent[i].op_context != NULL) {
+			finish(ent[i].op_context, EB_OK);
+		}
+	}
+}
+
 int eb_progress(struct eb_engine *e)
 {
 	struct fi_cq_data_entry ent[CQ_BATCH];
-	int c, i, seen = 0;
+	int c, seen = 0;
 
 	for (c = 0; c < e->nchan; c++) {
-		struct eb_chan *ch = &e->chan[c];
-		ssize_t n = fi_cq_read(ch->cq, ent, CQ_BATCH);
+		ssize_t n = eb_engine_read(e, c, ent, CQ_BATCH);
 
-		if (n == -FI_EAGAIN)
-			continue;
-		if (n == -FI_EAVAIL)
-			return read_error(e, ch);
-		if (n < 0) {
-			eb_err("fi_cq_read on channel %d (%s): %s", c, ch->nic.domain,
-			       fi_strerror((int)-n));
-			e->failed = 1;
-			return EB_EFABRIC;
-		}
-		for (i = 0; i < n; i++) {
-			/* Classify by FI_REMOTE_WRITE: sockets also flags the initiator's own
-			 * write completion with FI_REMOTE_CQ_DATA. */
-			if (ent[i].flags & FI_REMOTE_WRITE) {
-				uint32_t src = (uint32_t)ent[i].data & 0xffffu;
-
-				if (src < (uint32_t)e->size) {
-					e->imm[(size_t)src * (size_t)e->nchan + (size_t)c]++;
-					if (e->on_write != NULL)
-						e->on_write(e->on_write_arg, (int)src, c,
-							    (uint32_t)ent[i].data >> 16);
-				} else {
-					e->stray_imm++;
-				}
-			} else if (ent[i].op_context != NULL) {
-				finish(ent[i].op_context, EB_OK);
-			}
-		}
+		if (n < 0)
+			return (int)n;
+		eb_engine_dispatch(e, c, ent, (size_t)n);
 		seen += (int)n;
 	}
 	return seen;
@@ -307,16 +321,17 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 	return now > *deadline ? EB_ETIMEDOUT : EB_OK;
 }
 
+int eb_engine_polled(struct eb_engine *e, int found, uint64_t *deadline)
+{
+	return found ? busy(e) : idle(e, deadline);
+}
+
 /* One poll; a completion counts as busy, none as idle. *deadline may be lazy (set here). */
 static int step(struct eb_engine *e, uint64_t *deadline)
 {
 	int rc = eb_progress(e);
 
-	if (rc < 0)
-		return rc;
-	if (rc > 0)
-		return busy(e);
-	return idle(e, deadline);
+	return rc < 0 ? rc : eb_engine_polled(e, rc > 0, deadline);
 }
 
 int eb_engine_step(struct eb_engine *e, uint64_t deadline)
@@ -353,6 +368,11 @@ static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
 	       r->len, r->peer, r->chan, e->chan[r->chan].nic.domain, fi_strerror((int)-rc));
 	e->failed = 1;
 	return EB_EFABRIC;
+}
+
+int eb_post_failed(struct eb_engine *e, struct eb_req *r, ssize_t rc)
+{
+	return post_result(e, r, rc);
 }
 
 static void arm(struct eb_req *r, enum eb_op op, int chan, int peer, void *buf, size_t len,
@@ -405,13 +425,6 @@ int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void
 		 void *desc)
 {
 	arm(r, EB_OP_RECV, chan, peer, buf, len, desc);
-	return issue(e, r);
-}
-
-int eb_post_again(struct eb_engine *e, struct eb_req *r)
-{
-	r->status = 0;
-	r->done = 0;
 	return issue(e, r);
 }
 

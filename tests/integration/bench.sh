@@ -21,7 +21,14 @@ grep -q "Out of bounds values : 0 OK" "$WORK/stdout" || fail "table footer does 
 variants=$(python3 -c 'import json,sys; print(len({r["variant"] for r in json.load(open(sys.argv[1]))["results"]}))' "$WORK/out.json")
 want=1
 [ "$bench" = sendrecv ] || want=3
-case " $* " in *" --layout "*) want=$variants ;; esac
+case " $* " in
+*" --layout "*) want=$variants ;;
+*" --rate "*)
+	want=1
+	python3 -c 'import json,sys; assert all(r["mmsg_per_s"] > 0 for r in json.load(open(sys.argv[1]))["results"])' \
+		"$WORK/out.json" || fail "a --rate record has no message rate"
+	;;
+esac
 [ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"
 check_json "$WORK/out.json" $((5 * variants)) 0
 [ "$(wc -l <"$WORK/out.csv")" -eq $((1 + 5 * variants)) ] || fail "CSV wants a header and a row per size and variant"
