@@ -2,9 +2,10 @@
 # fastpath-bench.sh: efabench's small-message figures against the floor (tests/floor: the
 # least a libfabric program can do), run interleaved in one session: for every provider, size
 # and measurement, floor and efabench alternate REPS times (which goes first alternates too).
-# Printed: each program's median and their ratio; the median of the REPS paired ratios (each run
-# against the other program's run beside it: placement drift on a VM moves both); and the ratio
-# of the best runs (lowest latency, highest rate), since single runs on a VM are bimodal.
+# Printed by scripts/fastpath-table.py: each program's median and their ratio; the median of the
+# REPS paired ratios (each run against the other program's run beside it: placement drift on a
+# VM moves both); a bootstrap 95 % interval for both ratios; and the ratio of the best runs
+# (lowest latency, highest rate), since single runs on a VM are bimodal.
 #   sendrecv   one-way latency of a fi_send/fi_recv ping-pong (us)
 #   write      an S-byte fi_writedata and the target's 8-byte acknowledgement (us)
 #   rate       S-byte writes, WINDOW in flight, until the target acknowledges the last
@@ -14,7 +15,7 @@
 # ITERS (20000), WINDOW (16), CPUS (unset: no pinning; e.g. "2,3": in both programs rank 0 runs
 # on CPU 2 and rank 1 on CPU 3 (--cpu-map), so that neither program's ranks are placed closer,
 # share a core or move between cores), RUNS (unset; a file: every run's figure appended as
-# "provider measurement size floor|efabench value", for other statistics).
+# "provider measurement size floor|efabench value"; fastpath-table.py pools such files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -46,21 +47,7 @@ run_eb() {
 	esac >>"$tmp/e"
 }
 
-# row PROV MEASUREMENT UNIT SIZE: the table row from the paired runs in $tmp/f and $tmp/e.
-row() {
-	python3 - "$tmp/f" "$tmp/e" "$@" <<'PY'
-import statistics as st, sys
-f, e = ([float(x) for x in open(p)] for p in sys.argv[1:3])
-prov, m, unit, size = sys.argv[3:]
-best = max if m == "rate" else min
-print("| %s | %s (%s) | %s | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
-    prov, m, unit, size, st.median(f), st.median(e), st.median(e) / st.median(f),
-    st.median([b / a for a, b in zip(f, e)]), best(e) / best(f)))
-PY
-}
-
-printf "| provider | measurement | size | floor | efabench | ratio | paired ratio | best ratio |\n"
-printf "|---|---|---:|---:|---:|---:|---:|---:|\n"
+python3 scripts/fastpath-table.py --header
 for prov in ${PROVIDERS:-shm tcp}; do
 	for size in ${SIZES:-8 64 4096 65536}; do
 		for m in ${MEASUREMENTS:-sendrecv write rate}; do
@@ -70,13 +57,10 @@ for prov in ${PROVIDERS:-shm tcp}; do
 					run_"$who" "$m" "$prov" "$size"
 				done
 			done
-			unit=us
-			[ $m = rate ] && unit=Mmsg/s
-			row "$prov" "$m" "$unit" "$size"
-			if [ -n "${RUNS:-}" ]; then
-				sed "s/^/$prov $m $size floor /" "$tmp/f" >>"$RUNS"
-				sed "s/^/$prov $m $size efabench /" "$tmp/e" >>"$RUNS"
-			fi
+			sed "s/^/$prov $m $size floor /" "$tmp/f" >>"$tmp/runs"
+			sed "s/^/$prov $m $size efabench /" "$tmp/e" >>"$tmp/runs"
+			python3 scripts/fastpath-table.py --cell "$prov" "$m" "$size" "$tmp/runs"
 		done
 	done
 done
+[ -z "${RUNS:-}" ] || cat "$tmp/runs" >>"$RUNS"
