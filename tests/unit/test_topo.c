@@ -398,8 +398,8 @@ static void test_cpu_map(void)
 
 	CHECK(eb_topo_map_entry("2,3", -1, NULL) == 2);
 	CHECK(eb_topo_map_entry("2,3", 1, &s) == 2 && CPU_COUNT(&s) == 1 && CPU_ISSET(3, &s));
-	CHECK(eb_topo_map_entry("0-7,8-15", 1, &s) == 2 && CPU_COUNT(&s) == 8 &&
-	      CPU_ISSET(8, &s) && CPU_ISSET(15, &s) && !CPU_ISSET(7, &s));
+	CHECK(eb_topo_map_entry("0-7,8-15", 1, &s) == 2 && CPU_COUNT(&s) == 8 && CPU_ISSET(8, &s) &&
+	      CPU_ISSET(15, &s) && !CPU_ISSET(7, &s));
 	CHECK(eb_topo_map_entry("4", 0, &s) == 1 && CPU_COUNT(&s) == 1 && CPU_ISSET(4, &s));
 	CHECK(eb_topo_map_entry("4", 3, &s) == 1 && CPU_COUNT(&s) == 0); /* no such entry */
 	CHECK(eb_topo_map_entry("1,1", 1, &s) == 2 && CPU_ISSET(1, &s)); /* shared on purpose */
