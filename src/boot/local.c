@@ -97,6 +97,10 @@ static void reap(struct eb_hub *h, struct child *c, int np)
 			c[i].status = status;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				break;
+			/* Its last frame (FINI, with its exit code) may still be unread if it came
+			 * after the hub's poll returned: read it before calling the rank lost. */
+			if (h->r[i].state == EB_HUB_LIVE)
+				eb_hub_poll(h, 0);
 			describe_exit(status, why, sizeof(why));
 			if (h->r[i].state == EB_HUB_LIVE)
 				eb_err("rank %d (pid %d) %s", i, (int)pid, why);
