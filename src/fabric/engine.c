@@ -345,13 +345,8 @@ int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_p
 	int rc;
 
 	for (k = 0; k < max_polls; k++) {
-		rc = eb_progress(e);
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			return busy(e);
-		rc = idle(e, deadline);
-		if (rc != EB_OK)
+		rc = step(e, deadline);
+		if (rc != EB_OK || e->idle_polls == 0) /* busy() zeroes it: a completion came */
 			return rc;
 	}
 	return EB_OK;
