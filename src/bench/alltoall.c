@@ -164,7 +164,7 @@ static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off)
 
 /* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
  * (S per rank, self included), algbw = size / t, busbw = algbw * (N - 1) / N, in GB/s. */
-static void a2a_extra(const struct eb_ctx *c, const struct eb_result *x, struct eb_rec *rec)
+static void a2a_extra(const struct eb_ctx *c, const struct eb_point *x, struct eb_rec *rec)
 {
 	double n = c->nranks, size = (double)x->size * n;
 	double algbw = x->t_s > 0 ? size / x->t_s / 1e9 : 0.0;

@@ -1,5 +1,4 @@
 #include "harness.h"
-#include "harness_out.h"
 #include "efabench/size.h"
 #include "efabench/topo.h"
 #include "efabench/status.h"
@@ -7,6 +6,8 @@
 #include "../core/ticks.h"
 #include "../core/log.h"
 #include "../report/progress.h"
+
+#include <rdma/fabric.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -140,26 +141,26 @@ static void scale(struct eb_stats *s, double f)
 	s->stddev *= f;
 }
 
-static void summarise(const struct eb_bench *b, const struct eb_report *rep, struct eb_result *res,
-		      double *pooled, long iters)
+/* Rank 0: the point's statistics from every group's samples, and the benchmark's figures. */
+static void summarise(const struct eb_bench *b, const struct eb_ctx *c, const struct eb_run *run,
+		      struct eb_point *p, double *pooled, long iters)
 {
 	double half = b->one_way ? 0.5 : 1.0, cap;
 	int g;
 
-	for (g = 0; g < res->ngroups; g++) {
-		eb_stats_compute(pooled + (size_t)g * (size_t)iters, (size_t)iters,
-				 &res->groups[g]);
-		scale(&res->groups[g], half);
+	for (g = 0; g < p->ngroups; g++) {
+		eb_stats_compute(pooled + (size_t)g * (size_t)iters, (size_t)iters, &p->groups[g]);
+		scale(&p->groups[g], half);
 	}
-	eb_stats_compute(pooled, (size_t)iters * (size_t)res->ngroups, &res->all);
-	scale(&res->all, half);
-	res->t_s = res->all.mean;
-	res->gbps = res->t_s > 0 ? 8.0 * eb_variant_bytes(res->var, res->size, rep->c->nranks) /
-				       res->t_s / 1e9
-				 : 0.0;
-	res->nics = eb_variant_nics(rep->c->e, res->var, rep->c->nranks);
-	cap = rep->link_gbps * res->nics;
-	res->busbw = cap > 0 ? 100.0 * res->gbps / cap : -1.0;
+	eb_stats_compute(pooled, (size_t)iters * (size_t)p->ngroups, &p->all);
+	scale(&p->all, half);
+	p->t_s = p->all.mean;
+	p->bytes = eb_variant_bytes(c->var, p->size, c->nranks);
+	p->gbps = p->t_s > 0 ? 8.0 * p->bytes / p->t_s / 1e9 : 0.0;
+	cap = run->link_gbps * run->vars[p->var].nics;
+	p->busbw = cap > 0 ? 100.0 * p->gbps / cap : -1.0;
+	if (b->extra != NULL)
+		b->extra(c, p, &p->own);
 }
 
 /* What the progress line weighs a (size, variant) by: its bytes moved, plus a fixed cost per
@@ -170,8 +171,8 @@ static double point_work(const struct eb_opts *o, uint64_t size)
 }
 
 /* Every group of one (size, variant): warm-up, then the timed phase. */
-static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb_report *rep,
-		     struct eb_result *res, double *samples, double *pooled)
+static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb_run *run,
+		     struct eb_point *res, double *samples, double *pooled)
 {
 	const struct eb_opts *o = c->o;
 	size_t bytes = sizeof(*samples) * (size_t)o->iters;
@@ -199,57 +200,34 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 			return rc;
 	}
 	if (c->rank == 0)
-		summarise(b, rep, res, pooled, o->iters);
+		summarise(b, c, run, res, pooled, o->iters);
 	return EB_OK;
 }
 
-static int alloc_results(struct eb_report *rep, int nres)
+static int alloc_points(struct eb_run *run)
 {
-	int i;
+	int i, n = run->nsizes * run->nvars;
 
-	rep->res = calloc((size_t)nres, sizeof(*rep->res));
-	if (rep->res == NULL)
+	run->pts = calloc((size_t)n, sizeof(*run->pts));
+	if (run->pts == NULL)
 		return EB_ENOMEM;
-	for (i = 0; i < nres; i++) {
-		rep->res[i].groups = calloc((size_t)rep->c->nranks, sizeof(struct eb_stats));
-		if (rep->res[i].groups == NULL)
+	for (i = 0; i < n; i++) {
+		run->pts[i].groups = calloc((size_t)run->ranks, sizeof(struct eb_stats));
+		if (run->pts[i].groups == NULL)
 			return EB_ENOMEM;
 	}
 	return EB_OK;
 }
 
-static void free_results(struct eb_report *rep, int nres)
+static void free_points(struct eb_run *run)
 {
 	int i;
 
-	for (i = 0; rep->res != NULL && i < nres; i++)
-		free(rep->res[i].groups);
-	free(rep->res);
-}
-
-void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window)
-{
-	int sock = eb_fabric_is_socket_prov(prov);
-	/* shm copies GPU memory by CUDA IPC, one synchronous copy per operation on the target:
-	 * per-chunk costs dominate, so device payloads go in 256M pieces (1G write on H100: 1M
-	 * chunks 1.0, 16M 5.1-5.3, 64M 8.4-8.5, 256M 9.9, 1G 10.2 Tbps; window made no
-	 * difference). */
-	int ipc = o->mem == EB_MEM_DEVICE && !o->staged && strncmp(prov, "shm", 3) == 0;
-
-	*chunk = o->chunk != 0 ? (size_t)o->chunk : ipc ? 256u << 20 : sock ? 512u << 10 : 1u << 20;
-	*window = o->window != 0 ? (int)o->window : sock ? 16 : 4;
-}
-
-int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,
-		      const struct eb_variant **vars)
-{
-	const struct eb_variant *all = b->variants;
-	int v, n = 0, nall = b->variants_of != NULL ? b->variants_of(o, &all) : b->nvariants;
-
-	for (v = 0; v < nall; v++)
-		if (o->layouts == 0 || (o->layouts & (1u << all[v].layout)))
-			vars[n++] = &all[v];
-	return n;
+	for (i = 0; run->pts != NULL && i < run->nsizes * run->nvars; i++) {
+		free(run->pts[i].groups);
+		eb_rec_free(&run->pts[i].own);
+	}
+	free(run->pts);
 }
 
 struct probe_arg {
@@ -372,8 +350,18 @@ static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
 	return rc;
 }
 
+/* What rank 0 reports, besides the points: the selected variants, every rank's GPU and the
+ * most particular registration path of all, resolved to names in run. */
+struct sheet {
+	struct eb_run run;
+	const struct eb_variant *vars[EB_MAX_VARIANTS];
+	int32_t *gpus;
+	enum eb_reg_path path;
+	char libfabric[16];
+};
+
 /* Every rank's GPU and registration path, for rank 0's header and files. */
-static int gather_mem(struct eb_ctx *c, struct eb_report *rep)
+static int gather_mem(struct eb_ctx *c, struct sheet *sh)
 {
 	int32_t mine[2] = {c->gpu, (int32_t)c->path}, *all;
 	int r, rc;
@@ -383,30 +371,92 @@ static int gather_mem(struct eb_ctx *c, struct eb_report *rep)
 		return EB_ENOMEM;
 	rc = eb_boot_allgather(c->e->boot, mine, all, sizeof(mine), eb_engine_deadline(c->e));
 	for (r = 0; rc == EB_OK && r < c->nranks; r++) {
-		rep->gpus[r] = all[2 * r];
-		if (all[2 * r + 1] > (int32_t)rep->path)
-			rep->path = (enum eb_reg_path)all[2 * r + 1];
+		sh->gpus[r] = all[2 * r];
+		if (all[2 * r + 1] > (int32_t)sh->path)
+			sh->path = (enum eb_reg_path)all[2 * r + 1];
 	}
 	free(all);
+	sh->run.registration = eb_reg_path_name(sh->path);
 	return rc;
+}
+
+/* The variants selected and what the report names them; ref points into the selection. */
+static void describe_vars(const struct eb_bench *b, const struct eb_ctx *c, struct sheet *sh)
+{
+	const struct eb_variant *all = b->variants;
+	int v, w;
+
+	if (b->variants_of != NULL)
+		b->variants_of(c->o, &all);
+	sh->run.nvars = eb_harness_select(b, c->o, sh->vars);
+	for (v = 0; v < sh->run.nvars; v++) {
+		const struct eb_variant *x = sh->vars[v];
+		struct eb_run_var *rv = &sh->run.vars[v];
+
+		rv->name = x->name[c->sel];
+		rv->layout = eb_layout_name(x->layout);
+		rv->flow = x->flow;
+		rv->nics = c->e != NULL ? eb_variant_nics(c->e, x, c->nranks) : 0;
+		rv->ref = -1;
+		for (w = 0; x->ref > 0 && w < sh->run.nvars; w++)
+			if (sh->vars[w] == &all[x->ref - 1])
+				rv->ref = w;
+	}
+}
+
+/* The run's settings as the report shows them. */
+static void describe_run(const struct eb_ctx *c, struct sheet *sh)
+{
+	const struct eb_opts *o = c->o;
+	const struct eb_engine *e = c->e;
+	struct eb_run *r = &sh->run;
+	int ch;
+
+	r->bench = o->cmd->name;
+	r->summary = o->cmd->summary;
+	r->ranks = c->nranks;
+	r->launcher = e->boot->ops->name;
+	r->provider = e->prov;
+	r->link_gbps = e->chan[0].nic.link_gbps;
+	r->nchan = e->nchan < EB_RUN_CHANS ? e->nchan : EB_RUN_CHANS;
+	for (ch = 0; ch < r->nchan; ch++)
+		r->nics[ch] = e->chan[ch].nic.domain;
+	r->warmup = o->warmup;
+	r->iters = o->iters;
+	r->chunk = c->chunk;
+	r->window = c->window;
+	r->check = o->check;
+	r->timeout_s = o->fab.timeout_s;
+	r->yield = e->yield;
+	r->poll_asked = o->fab.poll != EB_POLL_AUTO;
+	r->host_ranks = e->host_ranks;
+	r->host_cores = e->cores;
+	r->cpu_map = o->cpu_map;
+	r->tsc = eb_ticks_tsc;
+	snprintf(sh->libfabric, sizeof(sh->libfabric), "%u.%u", FI_MAJOR(fi_version()),
+		 FI_MINOR(fi_version()));
+	r->libfabric = sh->libfabric;
+	r->mem = eb_mem_kind_name(c->mem);
+	r->staged = c->staged;
+	r->serial = c->serial;
+	r->gpus = sh->gpus;
+	r->nsizes = o->nsizes;
+	r->csv = o->csv;
+	r->json = o->json;
 }
 
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
 	struct eb_engine e;
 	struct eb_ctx c = {.o = o, .rank = boot->rank, .nranks = boot->size, .peer = -1};
-	struct eb_report rep = {.b = b, .c = &c};
+	struct sheet sh = {.run = {.metric = b->metric, .ranks = boot->size}};
+	struct eb_run *run = &sh.run;
 	struct eb_progress prog = {0};
 	struct eb_fabric_opts fab;
 	double *samples = NULL, *pooled = NULL;
 	uint64_t wrong_total = 0;
-	int file_rc = EB_OK, nres, s, v, rc;
+	int file_rc = EB_OK, s, v, rc;
 
-	rep.nvars = eb_harness_select(b, o, rep.vars);
-	rep.all = b->variants;
-	if (b->variants_of != NULL)
-		b->variants_of(o, &rep.all);
-	nres = o->nsizes * rep.nvars;
 	if (boot->size < 2) {
 		if (boot->rank == 0)
 			eb_err("%s needs at least 2 ranks; got %d", o->cmd->name, boot->size);
@@ -424,13 +474,14 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	c.e = &e;
 	e.misplace_chunk = (size_t)o->misplace_chunk;
 	eb_harness_tune(o, e.prov, &c.chunk, &c.window);
-	rep.launcher = boot->ops->name;
-	rep.link_gbps = e.chan[0].nic.link_gbps;
-	rc = alloc_results(&rep, nres);
+	describe_run(&c, &sh);
+	describe_vars(b, &c, &sh);
+	rc = alloc_points(run);
 	samples = calloc((size_t)o->iters, sizeof(*samples));
 	pooled = calloc((size_t)o->iters * (size_t)boot->size, sizeof(*pooled));
-	rep.gpus = calloc((size_t)boot->size, sizeof(*rep.gpus));
-	if (rc != EB_OK || samples == NULL || pooled == NULL || rep.gpus == NULL) {
+	sh.gpus = calloc((size_t)boot->size, sizeof(*sh.gpus));
+	run->gpus = sh.gpus;
+	if (rc != EB_OK || samples == NULL || pooled == NULL || sh.gpus == NULL) {
 		eb_err("out of memory for results");
 		rc = EB_ENOMEM;
 		goto free_results;
@@ -439,37 +490,40 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		goto free_results;
 	rc = b->setup(&c);
 	if (rc == EB_OK)
-		rc = gather_mem(&c, &rep);
+		rc = gather_mem(&c, &sh);
 	if (rc != EB_OK)
 		goto teardown;
-	if (c.rank == 0)
-		eb_harness_header(&rep);
+	if (c.rank == 0) {
+		if (b->facts != NULL)
+			b->facts(&c, &run->own);
+		eb_run_header(run);
+	}
 	eb_progress_start(&prog, c.rank == 0 && !o->quiet, o->cmd->name, 0);
 	for (s = 0; s < o->nsizes; s++)
-		prog.total += point_work(o, o->sizes[s]) * rep.nvars;
+		prog.total += point_work(o, o->sizes[s]) * run->nvars;
 	for (s = 0; s < o->nsizes; s++) {
 		c.bytes = (size_t)o->sizes[s];
-		for (v = 0; v < rep.nvars; v++) {
-			struct eb_result *res = &rep.res[s * rep.nvars + v];
+		for (v = 0; v < run->nvars; v++) {
+			struct eb_point *p = &run->pts[s * run->nvars + v];
 			char step[64], size[16];
 
-			c.var = rep.vars[v];
-			res->size = o->sizes[s];
-			res->var = c.var;
+			c.var = sh.vars[v];
+			p->size = o->sizes[s];
+			p->var = v;
 			eb_size_format(o->sizes[s], size, sizeof(size));
 			snprintf(step, sizeof(step), "%s %s", c.var->name[c.sel], size);
 			eb_progress_step(&prog, step, point_work(o, o->sizes[s]));
-			rc = run_point(b, &c, &rep, res, samples, pooled);
+			rc = run_point(b, &c, run, p, samples, pooled);
 			if (rc != EB_OK)
 				goto teardown;
-			wrong_total += res->wrong;
+			wrong_total += p->wrong;
 		}
 		eb_progress_clear(&prog);
 		if (c.rank == 0)
-			eb_harness_row(&rep, s);
+			eb_run_row(run, s);
 	}
 	if (c.rank == 0)
-		file_rc = eb_harness_files(&rep, wrong_total);
+		file_rc = eb_run_files(run, wrong_total);
 	/* Nobody tears down while a peer may still read its memory. */
 	rc = eb_boot_barrier(boot, eb_engine_deadline(&e));
 	if (rc == EB_OK && wrong_total > 0)
@@ -485,10 +539,10 @@ teardown:
 	b->teardown(&c);
 	eb_stage_destroy(c.stage);
 free_results:
-	free(rep.gpus);
+	free(sh.gpus);
 	free(pooled);
 	free(samples);
-	free_results(&rep, nres);
+	free_points(run);
 	eb_engine_close(&e);
 	return rc;
 }

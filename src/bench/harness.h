@@ -9,21 +9,12 @@
 #include "efabench/mem.h"
 #include "efabench/stage.h"
 #include "efabench/stats.h"
+#include "../report/run.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define EB_MAX_VARIANTS 8
-
-struct eb_rec;
-struct eb_result;
-
-/* Who talks to whom in one timed phase. */
-enum eb_flow {
-	EB_FLOW_PAIRS,	/* rank 0 -> rank k, one k at a time, k = 1..N-1 */
-	EB_FLOW_FANOUT, /* rank 0 -> every rank k at once */
-	EB_FLOW_ALL,	/* every rank -> every other rank at once */
-};
 
 enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
 
@@ -117,16 +108,16 @@ struct eb_bench {
 	/* ...or, instead, n iterations at once that time themselves: samples (NULL during warm-up)
 	 * gets n seconds per iteration. */
 	int (*run)(struct eb_ctx *c, long n, double *samples);
-	/* Optional: lines of its own in the table's header (rank 0). */
-	void (*header)(const struct eb_ctx *c);
+	/* Optional: facts of its own for the header (rank 0, after setup). */
+	void (*facts)(const struct eb_ctx *c, struct eb_head *h);
 	/* Optional: variants that depend on the options (then variants[] is unused). */
 	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
 	/* Wrong words in what this rank received for c->epoch. */
 	uint64_t (*verify)(struct eb_ctx *c);
 	/* Where the data this rank receives lands, and at which offset (for fault injection). */
 	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off);
-	/* Optional: figures of its own for a result record (rank 0, after the harness's). */
-	void (*extra)(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec);
+	/* Optional: figures of its own for a point's record (rank 0, once it is measured). */
+	void (*extra)(const struct eb_ctx *c, const struct eb_point *p, struct eb_rec *rec);
 };
 
 /* A benchmark's hooks, for functions named <p>_setup, <p>_teardown, ... <p>_landing. */
@@ -149,21 +140,6 @@ int eb_harness_probe(const struct eb_opts *o);
 
 /* Run the benchmark on this rank; rank 0 prints and writes files. Returns a status. */
 int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot);
-
-/* Results rank 0 keeps for one (variant, size). */
-struct eb_result {
-	uint64_t size;
-	const struct eb_variant *var;
-	double t_s;	     /* mean seconds per iteration (one-way for ping-pongs) */
-	double gbps;	     /* 8 * bytes a measuring rank injects per iteration / t_s / 1e9 */
-	double busbw;	     /* percent of link * NICs used; < 0 when the link speed is unknown */
-	int nics;	     /* distinct NICs a measuring rank drives in this variant */
-	struct eb_stats all; /* every timed iteration of every group, seconds */
-	/* PAIRS: pair 0 -> k at k - 1; FANOUT: the one group; ALL: rank r at r */
-	struct eb_stats *groups;
-	int ngroups;
-	uint64_t wrong;
-};
 
 /* Distinct NICs rank 0 drives in the variant (BusBW's denominator counts these). */
 int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks);

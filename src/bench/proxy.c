@@ -534,35 +534,44 @@ static int proxy_run(struct eb_ctx *c, long n, double *samples)
 	return rc != EB_OK ? rc : rc2;
 }
 
-static void proxy_header(const struct eb_ctx *c)
+static void proxy_facts(const struct eb_ctx *c, struct eb_head *h)
 {
 	const struct popts *po = own(c);
 	const struct pstate *st = c->priv;
 
-	printf("# producers: %s threads (%s); queue %d slots, %d puts in flight; a put's chunks "
-	       "complete = what quiet waits for\n",
-	       po->on_cpu ? "CPU" : "GPU", po->mode == MODE_RATE ? "per configuration" : "one",
-	       1 << po->log2n, po->active);
+	eb_head_fact(h, "producers",
+		     "%s threads (%s); queue %d slots, %d puts in flight; a put's chunks complete "
+		     "= what quiet waits for",
+		     po->on_cpu ? "CPU" : "GPU",
+		     po->mode == MODE_RATE ? "per configuration" : "one", 1 << po->log2n,
+		     po->active);
+	eb_head_break(h);
 	if (st->cpu >= 0)
-		printf("# proxy thread: CPU %d on rank 0 (%s)\n", st->cpu, st->pin_why);
+		eb_head_fact(h, "proxy thread", "CPU %d on rank 0 (%s)", st->cpu, st->pin_why);
 	else
-		printf("# proxy thread: not pinned (%s)\n", st->pin_why);
+		eb_head_fact(h, "proxy thread", "not pinned (%s)", st->pin_why);
+	eb_head_break(h);
 	/* Measured on one H100 with two ranks: 2.4 ms per put, ~1-8 % of the CPU's writes; under
 	 * MPS 0.94-1.00. */
 	if (!po->on_cpu && c->mem == EB_MEM_DEVICE && c->e->boot->local_size > 1 &&
-	    (c->o->gpu >= 0 || c->e->boot->local_size > eb_mem_gpu_count()))
-		printf(
-		    "# note: ranks here share a GPU. Without MPS their processes take turns on it "
-		    "(time slices of milliseconds), and the producers' kernel holds it while the "
-		    "peer's GPU copies wait: run one rank per GPU, or start MPS "
-		    "(nvidia-cuda-mps-control -d)\n");
+	    (c->o->gpu >= 0 || c->e->boot->local_size > eb_mem_gpu_count())) {
+		eb_head_fact(
+		    h, "note",
+		    "ranks here share a GPU. Without MPS their processes take turns on it "
+		    "(time slices of milliseconds), and the producers' kernel holds it while "
+		    "the peer's GPU copies wait: run one rank per GPU, or start MPS "
+		    "(nvidia-cuda-mps-control -d)");
+		eb_head_break(h);
+	}
 	if (po->mode == MODE_LAT)
-		printf("# GPU<->CPU floor (ping-pong through %s memory): round trip p50 %.2f us, "
-		       "p99 %.2f us\n",
-		       po->on_cpu ? "host" : "mapped host", st->floor_us[0], st->floor_us[1]);
+		eb_head_fact(h,
+			     po->on_cpu ? "GPU<->CPU floor (ping-pong through host memory)"
+					: "GPU<->CPU floor (ping-pong through mapped host memory)",
+			     "round trip p50 %.2f us, p99 %.2f us", st->floor_us[0],
+			     st->floor_us[1]);
 }
 
-static void proxy_extra(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec)
+static void proxy_extra(const struct eb_ctx *c, const struct eb_point *res, struct eb_rec *rec)
 {
 	const struct popts *po = own(c);
 	const struct pstate *st = c->priv;
@@ -760,7 +769,7 @@ static const struct eb_bench proxy_bench = {
     .verify = proxy_verify,
     .landing = proxy_landing,
     .extra = proxy_extra,
-    .header = proxy_header,
+    .facts = proxy_facts,
     .variants_of = proxy_variants,
 };
 

@@ -366,7 +366,7 @@ static int write_variants(const struct eb_opts *o, const struct eb_variant **var
 	return 3;
 }
 
-static void rate_extra(const struct eb_ctx *c, const struct eb_result *res, struct eb_rec *rec)
+static void rate_extra(const struct eb_ctx *c, const struct eb_point *res, struct eb_rec *rec)
 {
 	if (c->var->tag & EB_SELF_TIMED)
 		eb_rec_num(rec, "mmsg_per_s", res->t_s > 0 ? 1e-6 / res->t_s : 0.0);

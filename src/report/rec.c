@@ -161,6 +161,48 @@ void eb_rec_stats(struct eb_rec *r, const struct eb_stats *s, const char *mean_k
 	eb_rec_num(r, key, s->stddev * scale);
 }
 
+/* A deep copy of field f into a fresh field of r. */
+static void copy_field(struct eb_rec *r, const struct eb_field *f)
+{
+	struct eb_field *t = add(r, f->key, f->kind);
+	int k;
+
+	if (t == NULL)
+		return;
+	t->flags = f->flags;
+	t->d = f->d;
+	t->i = f->i;
+	if (f->s != NULL && (t->s = strdup(f->s)) == NULL)
+		r->oom = 1;
+	for (k = 0; f->kind == EB_V_STRS && k < f->n; k++) {
+		t->strs = k == 0 ? calloc((size_t)f->n, sizeof(*t->strs)) : t->strs;
+		if (t->strs == NULL || (t->strs[k] = strdup(f->strs[k])) == NULL) {
+			r->oom = 1;
+			return;
+		}
+		t->n = k + 1;
+	}
+	for (k = 0; f->kind == EB_V_RECS && k < f->n; k++) {
+		t->recs = k == 0 ? calloc((size_t)f->n, sizeof(*t->recs)) : t->recs;
+		if (t->recs == NULL) {
+			r->oom = 1;
+			return;
+		}
+		eb_rec_append(&t->recs[k], &f->recs[k]);
+		t->n = k + 1;
+		r->oom |= t->recs[k].oom;
+	}
+}
+
+void eb_rec_append(struct eb_rec *r, const struct eb_rec *from)
+{
+	int i;
+
+	for (i = 0; i < from->n; i++)
+		copy_field(r, &from->f[i]);
+	r->oom |= from->oom;
+}
+
 void eb_rec_free(struct eb_rec *r)
 {
 	int i, k;

@@ -71,6 +71,9 @@ void eb_rec_to(struct eb_rec *r, unsigned flags);
 void eb_rec_stats(struct eb_rec *r, const struct eb_stats *s, const char *mean_key,
 		  const char *unit, double scale);
 
+/* Append a deep copy of every field of from (a benchmark's own figures kept for later). */
+void eb_rec_append(struct eb_rec *r, const struct eb_rec *from);
+
 void eb_rec_free(struct eb_rec *r);
 
 #endif
