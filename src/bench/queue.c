@@ -11,8 +11,7 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../gpu/floor.h"
-#include "../report/doc.h"
-#include "../report/table.h"
+#include "../report/sheet.h"
 #ifdef EB_HAVE_CUDA
 #include "../gpu/queue_kernels.h"
 #endif
@@ -279,72 +278,85 @@ static void lat_obj(struct eb_rec *r, const char *key, const struct eb_stats *s)
 	eb_rec_end(r);
 }
 
-static void head(const struct qctx *c, struct eb_doc *d, const struct eb_stats *lat,
+static void head(const struct qctx *c, struct eb_sheet *sh, const struct eb_stats *lat,
 		 const struct eb_stats *rtt, const struct eb_stats *flo)
 {
 	const struct qopts *o = c->o;
+	struct eb_head *h = &sh->head;
+	struct eb_rec *d = &sh->doc.head;
 
-	printf("# efabench queue: %s producers -> one CPU consumer thread; %llu slots (%s), "
-	       "consumer publishes every %d\n",
-	       c->gpu ? "GPU" : "CPU", 1ull << o->log2n,
-	       !c->gpu	    ? "host memory"
-	       : o->managed ? "managed"
-			    : "pinned mapped host",
-	       o->batch);
-	printf("# floor (ping-pong through %s memory): round trip p50 %.2f us, p99 %.2f us\n",
-	       c->gpu ? "mapped host" : "host", flo->p50 / 1e3, flo->p99 / 1e3);
-	printf("# one producer: queue round trip p50 %.2f us, p99 %.2f us; push-to-seen "
-	       "(round trip - floor p50 / 2) p50 %.2f us, p99 %.2f us\n",
-	       rtt->p50 / 1e3, rtt->p99 / 1e3, lat->p50 / 1e3, lat->p99 / 1e3);
-	printf("# Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
-	       "duplicated + reordered + torn\n#\n");
-	eb_rec_str(&d->head, "bench", "queue");
-	eb_rec_str(&d->head, "producers_on", c->gpu ? "gpu" : "cpu");
-	eb_rec_str(&d->head, "placement", o->managed ? "managed" : "pinned");
-	eb_rec_int(&d->head, "slots", 1ll << o->log2n);
-	eb_rec_int(&d->head, "batch", o->batch);
-	eb_rec_int(&d->head, "per_producer", o->per);
-	lat_obj(&d->head, "push_to_seen", lat);
-	lat_obj(&d->head, "queue_round_trip", rtt);
-	lat_obj(&d->head, "floor_round_trip", flo);
+	eb_head_fact(h, "efabench queue",
+		     "%s producers -> one CPU consumer thread; %llu slots (%s), consumer publishes "
+		     "every %d",
+		     c->gpu ? "GPU" : "CPU", 1ull << o->log2n,
+		     !c->gpu	  ? "host memory"
+		     : o->managed ? "managed"
+				  : "pinned mapped host",
+		     o->batch);
+	eb_head_break(h);
+	eb_head_fact(h,
+		     c->gpu ? "floor (ping-pong through mapped host memory)"
+			    : "floor (ping-pong through host memory)",
+		     "round trip p50 %.2f us, p99 %.2f us", flo->p50 / 1e3, flo->p99 / 1e3);
+	eb_head_break(h);
+	eb_head_fact(h, "one producer",
+		     "queue round trip p50 %.2f us, p99 %.2f us; push-to-seen (round trip - floor "
+		     "p50 / 2) p50 %.2f us, p99 %.2f us",
+		     rtt->p50 / 1e3, rtt->p99 / 1e3, lat->p50 / 1e3, lat->p99 / 1e3);
+	eb_head_break(h);
+	eb_head_fact(h, NULL,
+		     "Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
+		     "duplicated + reordered + torn");
+	eb_head_break(h);
+	eb_head_fact(h, NULL, "%s", "");
+	eb_rec_str(d, "producers_on", c->gpu ? "gpu" : "cpu");
+	eb_rec_str(d, "placement", o->managed ? "managed" : "pinned");
+	eb_rec_int(d, "slots", 1ll << o->log2n);
+	eb_rec_int(d, "batch", o->batch);
+	eb_rec_int(d, "per_producer", o->per);
+	lat_obj(d, "push_to_seen", lat);
+	lat_obj(d, "queue_round_trip", rtt);
+	lat_obj(d, "floor_round_trip", flo);
 }
 
-/* One producer configuration: run it, print its row, record it. */
-static int row(struct qctx *c, const struct qshape *sh, struct eb_table *t, struct eb_doc *d,
-	       uint64_t *wrong)
+static const struct eb_colspec cols[] = {
+    {"Producers", "producers_config", 9, 0, 0},
+    {"Threads", "producers", 9, 0, 0},
+    {"Commands", "commands", 10, 0, 0},
+    {"Mcmd/s", "mcommands_per_s", 8, 2, 0},
+    {"Seconds", "seconds", 8, 4, 0},
+    {"#wrong", "wrong", 6, 0, 0},
+};
+
+/* One producer configuration: run it and record it. */
+static int row(struct qctx *c, const struct qshape *shp, struct eb_sheet *sh, uint64_t *wrong)
 {
-	int blocks = sh->blocks ? sh->blocks : c->sms;
-	uint64_t producers = (uint64_t)blocks * (uint64_t)sh->threads;
+	int blocks = shp->blocks ? shp->blocks : c->sms;
+	uint64_t producers = (uint64_t)blocks * (uint64_t)shp->threads;
 	uint64_t commands = producers * (uint64_t)c->o->per;
-	struct eb_rec *r = eb_doc_add(d);
+	struct eb_rec *r = eb_sheet_rec(sh);
 	struct tally tl;
-	double secs, mcmds;
+	double secs;
 	int rc;
 
 	if (r == NULL)
 		return EB_ENOMEM;
-	rc = run_producers(c, blocks, sh->threads, (uint32_t)c->o->per, NULL, NULL, &tl);
+	rc = run_producers(c, blocks, shp->threads, (uint32_t)c->o->per, NULL, NULL, &tl);
 	if (rc != EB_OK)
 		return rc;
 	secs = tl.last_s - tl.first_s;
-	mcmds = secs > 0 ? (double)(tl.seen - 1) / secs / 1e6 : 0.0;
 	*wrong += tally_wrong(&tl);
-	eb_table_cell(t, "%s", sh->name);
-	eb_table_cell(t, "%llu", (unsigned long long)producers);
-	eb_table_cell(t, "%llu", (unsigned long long)commands);
-	eb_table_cell(t, "%.2f", mcmds);
-	eb_table_cell(t, "%.4f", secs);
-	eb_table_cell(t, "%llu", (unsigned long long)tally_wrong(&tl));
-	eb_table_row(t);
-	eb_rec_str(r, "producers_config", sh->name);
+	eb_rec_str(r, "producers_config", shp->name);
 	eb_rec_int(r, "producers", (long long)producers);
 	eb_rec_int(r, "commands", (long long)commands);
 	eb_rec_num(r, "seconds", secs);
-	eb_rec_num(r, "mcommands_per_s", mcmds);
+	eb_rec_num(r, "mcommands_per_s", secs > 0 ? (double)(tl.seen - 1) / secs / 1e6 : 0.0);
 	eb_rec_int(r, "lost", (long long)tl.lost);
 	eb_rec_int(r, "duplicated", (long long)tl.dup);
 	eb_rec_int(r, "torn", (long long)tl.torn);
 	eb_rec_int(r, "unknown", (long long)tl.alien);
+	eb_rec_int(r, "wrong", (long long)tally_wrong(&tl));
+	eb_sheet_show(sh, r);
 	return EB_OK;
 }
 
@@ -381,8 +393,7 @@ static int queue_main(const struct eb_opts *eo)
 	const struct qopts *o = eo->own;
 	struct qctx c = {.o = o, .gpu = !o->on_cpu, .timeout_s = eo->fab.timeout_s};
 	struct eb_stats lat, rtt, flo;
-	struct eb_table t = {0};
-	struct eb_doc d = {0};
+	struct eb_sheet sh;
 	uint64_t wrong = 0;
 	const char *why;
 	int i, rc;
@@ -416,22 +427,18 @@ static int queue_main(const struct eb_opts *eo)
 	rc = measure_latency(&c, &lat, &rtt, &flo);
 	if (rc != EB_OK)
 		goto destroy;
-	head(&c, &d, &lat, &rtt, &flo);
-	eb_table_col(&t, "Producers", 9, 0);
-	eb_table_col(&t, "Threads", 9, 0);
-	eb_table_col(&t, "Commands", 10, 0);
-	eb_table_col(&t, "Mcmd/s", 8, 0);
-	eb_table_col(&t, "Seconds", 8, 0);
-	eb_table_col(&t, "#wrong", 6, 0);
-	eb_table_head(&t);
+	eb_sheet_begin(&sh, "queue", eo->csv, eo->json);
+	head(&c, &sh, &lat, &rtt, &flo);
+	eb_sheet_print_head(&sh);
+	eb_sheet_table(&sh, NULL, cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	for (i = 0; i < o->nshapes && rc == EB_OK; i++)
-		rc = row(&c, &o->shapes[i], &t, &d, &wrong);
-	eb_table_footer(wrong);
+		rc = row(&c, &o->shapes[i], &sh, &wrong);
 	if (rc == EB_OK)
-		rc = eb_doc_write(&d, eo->csv, eo->json);
+		rc = eb_sheet_end(&sh, wrong);
+	else
+		eb_doc_free(&sh.doc);
 	if (rc == EB_OK && wrong > 0)
 		rc = EB_EVERIFY;
-	eb_doc_free(&d);
 destroy:
 	eb_gpuq_destroy(&c.q);
 free_flags:

@@ -37,6 +37,10 @@ void eb_head_print(const struct eb_head *h)
 
 		if (l->n == 0)
 			continue;
+		if (l->n == 1 && l->fact[0].label[0] == '\0' && l->fact[0].value[0] == '\0') {
+			printf("#\n"); /* a blank line between parts */
+			continue;
+		}
 		printf("#");
 		for (k = 0; k < l->n; k++)
 			printf(l->fact[k].label[0] ? "%s %s: %s" : "%s %s%s", k ? " " : "",
