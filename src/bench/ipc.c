@@ -493,8 +493,18 @@ static int alloc_report(struct ipc_ctx *c)
 	int links = 0;
 	double gbs = 0;
 
-	r->o = c->o;
-	r->io = c->io;
+	r->sizes = c->o->sizes;
+	r->nsizes = c->o->nsizes;
+	r->warmup = c->o->warmup;
+	r->iters = c->o->iters;
+	r->check = c->o->check;
+	r->csv = c->o->csv;
+	r->json = c->o->json;
+	r->pairs = c->io->pairs;
+	r->dirs = c->io->dirs;
+	r->no_gate = c->io->no_gate;
+	r->tma_chunk = c->io->tma_chunk;
+	r->tma_stages = c->io->tma_stages;
 	r->launcher = c->boot->ops->name;
 	r->nranks = c->n;
 	snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", c->gpu.name);

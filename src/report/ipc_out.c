@@ -1,7 +1,8 @@
 /* efabench ipc output: the summary table per direction (seed shape: Size, Count, then the
  * copy engine and the best kernel), the full sweep per direction, and a record per
  * measurement for the CSV and JSON files. */
-#include "ipc.h"
+#include "ipc_view.h"
+#include "doc.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 
@@ -17,14 +18,12 @@ const char *ipc_dir_name(int dir)
 
 void ipc_print_header(const struct ipc_report *r)
 {
-	const struct ipc_opts *io = r->io;
-
 	printf("# efabench ipc: %d ranks, one GPU each (%s, %d SMs), launcher %s; pairs %s "
 	       "(%s)\n",
-	       r->nranks, r->gpu_name, r->sms, r->launcher, pairs_name[io->pairs],
-	       io->pairs == IPC_FIRST  ? "GPU 0 -> GPU 1"
-	       : io->pairs == IPC_EACH ? "every ordered pair, one at a time, averaged"
-				       : "every GPU to every other at once, per GPU");
+	       r->nranks, r->gpu_name, r->sms, r->launcher, pairs_name[r->pairs],
+	       r->pairs == IPC_FIRST  ? "GPU 0 -> GPU 1"
+	       : r->pairs == IPC_EACH ? "every ordered pair, one at a time, averaged"
+				      : "every GPU to every other at once, per GPU");
 	if (r->peak_gbs > 0 && r->links > 0)
 		printf(
 		    "# NVLink peak per GPU per direction: %.1f GB/s = %.0f Gbps (NVML: %d active "
@@ -41,15 +40,15 @@ void ipc_print_header(const struct ipc_report *r)
 	printf("# copy engine: %s; st GxB: G blocks of B threads, 16-byte loads and stores, "
 	       "grid-stride;\n# tma G: G blocks, one thread each streaming %llu-byte bulk "
 	       "copies through %d shared-memory buffers\n",
-	       r->ce_api, (unsigned long long)io->tma_chunk, io->tma_stages);
+	       r->ce_api, (unsigned long long)r->tma_chunk, r->tma_stages);
 	printf("# t = mean seconds per copy on the initiating GPU: CUDA events between "
 	       "back-to-back launches, %s\n"
 	       "# GB/s = bytes moved per copy / t / 1e9; Gbps = 8 x GB/s; NVL%% = of the "
 	       "NVLink peak; %%CE = of the copy engine, same size\n"
 	       "# Best = the fastest kernel shape of the sweep, measured again right after a "
 	       "fresh CE run; #wrong counts every measurement\n",
-	       io->no_gate ? "queued without a gate (--no-gate: launch cost included)"
-			   : "queued behind a gate");
+	       r->no_gate ? "queued without a gate (--no-gate: launch cost included)"
+			  : "queued behind a gate");
 	fflush(stdout);
 }
 
@@ -98,7 +97,7 @@ void ipc_print_row(struct ipc_report *r, int dir, int si)
 
 	for (sh = 0; sh < r->nshapes; sh++)
 		bad += ipc_sweep_at(r, dir, si, sh)->wrong;
-	eb_table_size(&r->table, r->o->sizes[si]);
+	eb_table_size(&r->table, r->sizes[si]);
 	meas_cells(r, &s->ce, NULL);
 	eb_table_cell(&r->table, "%s", s->best.valid ? r->shapes[s->best_shape].name : "-");
 	meas_cells(r, &s->best, &s->ce);
@@ -115,12 +114,12 @@ static void print_sweep(struct ipc_report *r, int dir)
 	       ipc_dir_name(dir));
 	r->table.ncols = 0;
 	eb_table_col(&r->table, "Shape", 11, 1);
-	for (si = 0; si < r->o->nsizes; si++)
-		eb_table_col(&r->table, eb_size_format(r->o->sizes[si], size, sizeof(size)), 8, 0);
+	for (si = 0; si < r->nsizes; si++)
+		eb_table_col(&r->table, eb_size_format(r->sizes[si], size, sizeof(size)), 8, 0);
 	eb_table_head(&r->table);
 	for (sh = 0; sh < r->nshapes; sh++) {
 		eb_table_cell(&r->table, "%s", r->shapes[sh].name);
-		for (si = 0; si < r->o->nsizes; si++)
+		for (si = 0; si < r->nsizes; si++)
 			eb_table_cell(&r->table, "%.1f", ipc_sweep_at(r, dir, si, sh)->gbs);
 		eb_table_row(&r->table);
 	}
@@ -141,7 +140,7 @@ static void record(struct eb_doc *d, const struct ipc_report *r, int dir, int si
 		   const struct ipc_shape *shape, const struct ipc_meas *m, double ce)
 {
 	struct eb_rec *x = eb_doc_add(d);
-	uint64_t size = r->o->sizes[si];
+	uint64_t size = r->sizes[si];
 	int g;
 
 	if (x == NULL)
@@ -183,9 +182,9 @@ static void records(struct eb_doc *d, const struct ipc_report *r)
 	int dir, si, sh;
 
 	for (dir = 0; dir < IPC_NDIRS; dir++) {
-		if (!(r->io->dirs & (1u << dir)))
+		if (!(r->dirs & (1u << dir)))
 			continue;
-		for (si = 0; si < r->o->nsizes; si++) {
+		for (si = 0; si < r->nsizes; si++) {
 			const struct ipc_sum *s = ipc_sum_at(r, dir, si);
 
 			for (sh = 0; sh < r->nshapes; sh++)
@@ -207,9 +206,9 @@ static void head(struct eb_doc *d, const struct ipc_report *r)
 	eb_rec_str(h, "bench", "ipc");
 	eb_rec_str(h, "launcher", r->launcher);
 	eb_rec_int(h, "ranks", r->nranks);
-	eb_rec_str(h, "pairs", pairs_name[r->io->pairs]);
+	eb_rec_str(h, "pairs", pairs_name[r->pairs]);
 	eb_rec_str(h, "gpu", r->gpu_name);
-	eb_rec_bool(h, "gate", !r->io->no_gate);
+	eb_rec_bool(h, "gate", !r->no_gate);
 	eb_rec_int(h, "sms", r->sms);
 	eb_rec_obj(h, "nvlink");
 	eb_rec_int(h, "links", r->links);
@@ -222,11 +221,11 @@ static void head(struct eb_doc *d, const struct ipc_report *r)
 	eb_rec_end(h);
 	eb_rec_num(h, "launch_floor_us", r->floor_us);
 	eb_rec_str(h, "ce_api", r->ce_api);
-	eb_rec_int(h, "tma_chunk", (long long)r->io->tma_chunk);
-	eb_rec_int(h, "tma_stages", r->io->tma_stages);
-	eb_rec_int(h, "warmup", r->o->warmup);
-	eb_rec_int(h, "iters", r->o->iters);
-	eb_rec_bool(h, "check_every_iteration", r->o->check);
+	eb_rec_int(h, "tma_chunk", (long long)r->tma_chunk);
+	eb_rec_int(h, "tma_stages", r->tma_stages);
+	eb_rec_int(h, "warmup", r->warmup);
+	eb_rec_int(h, "iters", r->iters);
+	eb_rec_bool(h, "check_every_iteration", r->check);
 }
 
 int ipc_finish(struct ipc_report *r)
@@ -236,10 +235,10 @@ int ipc_finish(struct ipc_report *r)
 	int dir, si, s, rc;
 
 	for (dir = 0; dir < IPC_NDIRS; dir++) {
-		if (!(r->io->dirs & (1u << dir)))
+		if (!(r->dirs & (1u << dir)))
 			continue;
 		print_sweep(r, dir);
-		for (si = 0; si < r->o->nsizes; si++) {
+		for (si = 0; si < r->nsizes; si++) {
 			const struct ipc_sum *sum = ipc_sum_at(r, dir, si);
 
 			wrong += sum->ce.wrong + sum->best.wrong;
@@ -250,7 +249,7 @@ int ipc_finish(struct ipc_report *r)
 	eb_table_footer(wrong);
 	head(&d, r);
 	records(&d, r);
-	rc = eb_doc_write(&d, r->o->csv, r->o->json);
+	rc = eb_doc_write(&d, r->csv, r->json);
 	eb_doc_free(&d);
 	return rc == EB_OK && wrong > 0 ? EB_EVERIFY : rc;
 }
