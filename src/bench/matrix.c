@@ -8,8 +8,6 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
-#include "../report/doc.h"
-#include "../report/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,228 +37,53 @@ struct mctx {
 	double *typical; /* [chan]: eb_pairs_typical of the gathered grid (rank 0) */
 	struct host *hosts;
 	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
+	const char **host, *nics[64];
+	int *partner;
 };
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	if (n == 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The plan, for --dry-run and the header. */
-static void print_plan(const struct mctx *m)
+/* What the report layer prints: names resolved, the schedule spelled out for --dry-run. */
+static int view(struct mctx *m, const struct eb_cell *grid, struct eb_matrix_view *v)
 {
 	int r, k;
 
-	printf("# efabench matrix: %d ranks measure (of %d), %d channel%s on NICs:", m->nm, m->n,
-	       m->nch, m->nch == 1 ? "" : "s");
-	for (k = 0; k < m->nch; k++)
-		printf(" %s", m->e->chan[k].nic.domain);
-	printf("\n# %d rounds of disjoint pairs x %d channels x 2 directions; per cell %ld warm-up "
-	       "+ %ld timed writes of %llu bytes, then %ld 8-byte writes; every write "
-	       "acknowledged, the last one checked byte for byte\n",
-	       m->rounds, m->nch, m->mo->warm, m->mo->iters, (unsigned long long)m->mo->size,
-	       m->mo->lat_iters);
-	for (r = 0; r < m->rounds && m->mo->dry_run; r++) {
-		printf("# round %d:", r);
-		for (k = 0; k < m->nm; k++) {
-			int p = eb_pairs_partner(m->nm, r, k);
-
-			if (p > k)
-				printf(" %d<->%d", m->mem[k], m->mem[p]);
-			else if (p < 0)
-				printf(" (%d sits out)", m->mem[k]);
-		}
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-struct stat2 {
-	double min, med;
-};
-
-static const struct eb_cell *cell_of(const struct mctx *m, const struct eb_cell *g, int ch, int a,
-				     int b)
-{
-	return &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
-}
-
-/* Min and median of the cells where rank is source or target (rank < 0: all) on chan. */
-static struct stat2 stats(const struct mctx *m, const struct eb_cell *g, int chan, int rank)
-{
-	double *v = malloc(sizeof(*v) * (size_t)m->n * (size_t)m->n);
-	struct stat2 s = {0, 0};
-	int ia, ib, k = 0;
-
-	if (v == NULL)
-		return s;
-	for (ia = 0; ia < m->nm; ia++)
-		for (ib = 0; ib < m->nm; ib++) {
-			int a = m->mem[ia], b = m->mem[ib];
-
-			if (a != b && (rank < 0 || a == rank || b == rank))
-				v[k++] = cell_of(m, g, chan, a, b)->gbps;
-		}
-	s.med = median(v, k);
-	s.min = k > 0 ? v[0] : 0;
-	free(v);
-	return s;
-}
-
-static int flagged(const struct mctx *m, const struct eb_cell *c, double med)
-{
-	return c->gbps < m->mo->flag * med || (m->mo->expect > 0 && c->gbps < m->mo->expect);
-}
-
-static void print_grid(const struct mctx *m, const struct eb_cell *g, int ch, int lat)
-{
-	struct eb_table t = {0};
-	char head[16];
-	int ia, ib;
-
-	printf("#\n## channel %d (%s): %s, rows = source, columns = target\n", ch,
-	       m->e->chan[ch].nic.domain, lat ? "8-byte write + ack latency (us)" : "write Gbps");
-	eb_table_col(&t, "src\\dst", 7, 0);
-	for (ib = 0; ib < m->nm; ib++) {
-		snprintf(head, sizeof(head), "%d", m->mem[ib]);
-		eb_table_col(&t, head, 8, 0);
-	}
-	eb_table_head(&t);
-	for (ia = 0; ia < m->nm; ia++) {
-		int a = m->mem[ia];
-
-		eb_table_cell(&t, "%d", a);
-		for (ib = 0; ib < m->nm; ib++) {
-			int b = m->mem[ib];
-			const struct eb_cell *c = cell_of(m, g, ch, a, b);
-
-			if (a == b)
-				eb_table_cell(&t, "-");
-			else
-				eb_table_cell(&t, "%.2f", lat ? c->lat_us : c->gbps);
-		}
-		eb_table_row(&t);
-	}
-}
-
-static void print_summary(const struct mctx *m, const struct eb_cell *g)
-{
-	struct eb_table t = {0};
-	int i, ch, ia, ib, nflag = 0;
-
-	printf("#\n## per host: min / median write Gbps of the cells it is in, per channel\n");
-	eb_table_col(&t, "rank", 4, 0);
-	eb_table_col(&t, "host", 12, 1);
-	for (ch = 0; ch < m->nch; ch++) {
-		char head[96];
-
-		snprintf(head, sizeof(head), "ch%d min", ch);
-		eb_table_col(&t, head, 8, 0);
-		snprintf(head, sizeof(head), "ch%d median", ch);
-		eb_table_col(&t, head, 8, 0);
-	}
-	eb_table_head(&t);
-	for (i = -1; i < m->nm; i++) {
-		int r = i < 0 ? -1 : m->mem[i];
-
-		eb_table_cell(&t, r < 0 ? "all" : "%d", r);
-		eb_table_cell(&t, "%s", r < 0 ? "(per NIC)" : m->hosts[r].name);
-		for (ch = 0; ch < m->nch; ch++) {
-			struct stat2 s = stats(m, g, ch, r);
-
-			eb_table_cell(&t, "%.2f", s.min);
-			eb_table_cell(&t, "%.2f", s.med);
-		}
-		eb_table_row(&t);
-	}
-	printf("#\n## flagged: below %.2f x the channel's typical rate (the median over ranks of "
-	       "each rank's fastest cell)%s\n",
-	       m->mo->flag, m->mo->expect > 0 ? " or below --expect" : "");
-	for (ch = 0; ch < m->nch; ch++) {
-		double med = m->typical[ch];
-
-		for (ia = 0; ia < m->nm; ia++)
-			for (ib = 0; ib < m->nm; ib++) {
-				int a = m->mem[ia], b = m->mem[ib];
-				const struct eb_cell *c = cell_of(m, g, ch, a, b);
-
-				if (a == b || !flagged(m, c, med))
-					continue;
-				printf(
-				    "# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x typical %.2f\n",
-				    a, m->hosts[a].name, b, m->hosts[b].name,
-				    m->e->chan[ch].nic.domain, c->gbps, med > 0 ? c->gbps / med : 0,
-				    med);
-				nflag++;
-			}
-	}
-	if (nflag == 0)
-		printf("# none\n");
-	printf("#\n# %d rounds in %.2f s; the slowest cell of each phase summed: %.2f s (the "
-	       "schedule's overhead: %.2fx)\n",
-	       m->rounds, m->elapsed_s, m->cell_s, m->cell_s > 0 ? m->elapsed_s / m->cell_s : 0);
-}
-
-static int write_files(const struct mctx *m, const struct eb_cell *g)
-{
-	struct eb_doc d = {0};
-	int ch, ia, ib, rc;
-
-	eb_rec_str(&d.head, "bench", "matrix");
-	eb_rec_int(&d.head, "ranks", m->n);
-	for (ia = 0; ia < m->n; ia++)
-		eb_rec_strs(&d.head, "hosts", m->hosts[ia].name);
-	eb_rec_int(&d.head, "measuring_ranks", m->nm); /* the cells' src and dst say which */
-	eb_rec_str(&d.head, "per", m->mo->per == PER_GPU ? "gpu" : m->nm < m->n ? "host" : "rank");
-	for (ch = 0; ch < m->nch; ch++)
-		eb_rec_strs(&d.head, "channel_nics", m->e->chan[ch].nic.domain);
-	eb_rec_int(&d.head, "size", (long long)m->mo->size);
-	eb_rec_int(&d.head, "iters", m->mo->iters);
-	eb_rec_int(&d.head, "lat_iters", m->mo->lat_iters);
-	eb_rec_num(&d.head, "flag", m->mo->flag);
-	eb_rec_num_or_null(&d.head, "expect_gbps", m->mo->expect, m->mo->expect > 0);
-	eb_rec_int(&d.head, "rounds", m->rounds);
-	eb_rec_num(&d.head, "elapsed_s", m->elapsed_s);
-	eb_rec_num(&d.head, "cells_s", m->cell_s);
-	for (ch = 0; ch < m->nch; ch++) {
-		double med = m->typical[ch];
-
-		for (ia = 0; ia < m->nm; ia++)
-			for (ib = 0; ib < m->nm; ib++) {
-				int a = m->mem[ia], b = m->mem[ib];
-				const struct eb_cell *c = cell_of(m, g, ch, a, b);
-				struct eb_rec *x;
-
-				if (a == b || (x = eb_doc_add(&d)) == NULL)
-					continue;
-				eb_rec_int(x, "src", a);
-				eb_rec_int(x, "dst", b);
-				eb_rec_str(x, "src_host", m->hosts[a].name);
-				eb_rec_str(x, "dst_host", m->hosts[b].name);
-				eb_rec_int(x, "chan", ch);
-				eb_rec_str(x, "nic", m->e->chan[ch].nic.domain);
-				eb_rec_num(x, "gbps", c->gbps);
-				eb_rec_num(x, "lat_us", c->lat_us);
-				eb_rec_num(x, "typical_gbps", med);
-				eb_rec_num(x, "of_typical", med > 0 ? c->gbps / med : 0);
-				eb_rec_bool(x, "flagged", flagged(m, c, med));
-				eb_rec_int(x, "wrong", (long long)c->wrong);
-				eb_rec_int(x, "measured", c->status > 0 ? c->status : 0);
-			}
-	}
-	rc = eb_doc_write(&d, m->o->csv, m->o->json);
-	eb_doc_free(&d);
-	return rc;
+	m->host = calloc((size_t)m->n, sizeof(*m->host));
+	if (m->mo->dry_run)
+		m->partner = calloc((size_t)m->rounds * (size_t)m->nm, sizeof(*m->partner));
+	if (m->host == NULL || (m->mo->dry_run && m->partner == NULL))
+		return EB_ENOMEM;
+	for (r = 0; r < m->n; r++)
+		m->host[r] = m->hosts[r].name;
+	for (k = 0; k < m->nch && k < 64; k++)
+		m->nics[k] = m->e->chan[k].nic.domain;
+	for (r = 0; m->partner != NULL && r < m->rounds; r++)
+		for (k = 0; k < m->nm; k++)
+			m->partner[r * m->nm + k] = eb_pairs_partner(m->nm, r, k);
+	*v = (struct eb_matrix_view){
+	    .n = m->n,
+	    .nm = m->nm,
+	    .mem = m->mem,
+	    .host = m->host,
+	    .nch = m->nch < 64 ? m->nch : 64,
+	    .nics = m->nics,
+	    .rounds = m->rounds,
+	    .partner = m->partner,
+	    .warm = m->mo->warm,
+	    .iters = m->mo->iters,
+	    .lat_iters = m->mo->lat_iters,
+	    .size = m->mo->size,
+	    .flag = m->mo->flag,
+	    .expect = m->mo->expect,
+	    .per = m->mo->per == PER_GPU ? "gpu"
+		   : m->nm < m->n	 ? "host"
+					 : "rank",
+	    .grid = grid,
+	    .typical = m->typical,
+	    .elapsed_s = m->elapsed_s,
+	    .cells_s = m->cell_s,
+	    .csv = m->o->csv,
+	    .json = m->o->json,
+	};
+	return EB_OK;
 }
 
 /* Every rank (--per gpu, or all on one host), or the first rank of each host. Every rank
@@ -302,6 +125,7 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	struct eb_pairs *pairs = NULL;
 	struct eb_cell *grid = NULL, *mine = NULL;
 	struct eb_pairs_plan plan;
+	struct eb_matrix_view v;
 	struct eb_fabric_opts fab;
 	struct eb_engine e;
 	char pci[16];
@@ -344,8 +168,12 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	if (rc != EB_OK)
 		goto free_tables;
 	m.rounds = eb_pairs_rounds(m.nm);
-	if (boot->rank == 0)
-		print_plan(&m);
+	if (boot->rank == 0) {
+		rc = view(&m, NULL, &v);
+		if (rc != EB_OK)
+			goto free_tables;
+		eb_matrix_plan(&v);
+	}
 	if (mo->dry_run)
 		goto free_tables;
 	eb_harness_tune(o, e.prov, &chunk, &window);
@@ -368,15 +196,11 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	if (rc == EB_OK && boot->rank == 0) {
 		for (i = 0; i < m.nch; i++)
 			m.typical[i] = eb_pairs_typical(grid, m.n, i);
-		for (i = 0; i < m.nch; i++) {
-			print_grid(&m, grid, i, 0);
-			print_grid(&m, grid, i, 1);
-		}
-		print_summary(&m, grid);
-		for (i = 0; i < m.nch * m.n * m.n; i++)
-			wrong += grid[i].wrong;
-		eb_table_footer(wrong);
-		rc = write_files(&m, grid);
+		v.grid = grid;
+		v.typical = m.typical;
+		v.elapsed_s = m.elapsed_s;
+		v.cells_s = m.cell_s;
+		rc = eb_matrix_report(&v, &wrong);
 		if (rc == EB_OK && wrong > 0)
 			rc = EB_EVERIFY;
 	}
@@ -394,6 +218,8 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		eb_engine_abandon(&e);
 	eb_pairs_close(pairs);
 free_tables:
+	free(m.partner);
+	free(m.host);
 	free(m.mem);
 	free(m.hosts);
 	eb_engine_close(&e);

@@ -10,21 +10,13 @@
 #include "cmd.h"
 #include "efabench/engine.h"
 #include "efabench/mem.h"
+#include "../report/matrix_view.h"
 
 #include <stdint.h>
 
 /* Rounds of the tournament for n ranks, and rank's partner in a round (-1: it sits out). */
 int eb_pairs_rounds(int n);
 int eb_pairs_partner(int n, int round, int rank);
-
-/* One measured cell: src wrote to dst on channel chan. */
-struct eb_cell {
-	int32_t src, dst, chan, status; /* status: 0, or a negative status of the measurement */
-	double gbps;			/* 8 * size / mean seconds per acknowledged write */
-	double lat_us;			/* mean microseconds of an 8-byte write + acknowledgement */
-	uint64_t wrong;			/* wrong 8-byte words at the target */
-	double secs;			/* the cell's wall time on this rank */
-};
 
 struct eb_pairs;
 
