@@ -8,7 +8,6 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
-#include "../report/doc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -340,96 +339,41 @@ free_all:
 	return rc;
 }
 
-static void print_plan(const struct dctx *x, const struct summary *s0)
+/* What the report layer prints; host names point into x->all. */
+static int view(const struct dctx *x, const struct summary *s0, struct eb_doctor_view *v)
 {
-	int k;
+	const char **host = calloc((size_t)x->n, sizeof(*host));
+	int r;
 
-	printf("# efabench doctor: %d rank%s, provider %s\n# checks on every rank: libfabric, "
-	       "provider (EFA where EFA hardware is), NICs and links, ulimit -l, huge pages;\n"
-	       "# one rank per host: GPUs (--expect-gpus), NVLinks, nearest NICs, GPU memory "
-	       "registration\n",
-	       x->n, x->n == 1 ? "" : "s", x->prov[0] ? x->prov : "(none usable)");
-	if (x->d->no_measure) {
-		printf("# measurements: none (--no-measure)\n");
-		return;
-	}
-	printf("# measurements: GPU copy engines between every GPU pair (256 MiB) against "
-	       "NVLink peak x %.2f, each GPU's floor against %.1f us;\n# NIC write bandwidth in "
-	       "%ld tournament round%s x every NIC x 2 directions (%llu-byte writes, %ld timed) "
-	       "against link x %.2f\n# NICs on rank 0:",
-	       x->d->min_nvlink, x->d->max_floor_us, x->d->rounds, x->d->rounds == 1 ? "" : "s",
-	       (unsigned long long)x->d->size, x->d->iters, x->d->min_link);
-	for (k = 0; k < s0->nnics; k++)
-		printf(" %s%s", s0->nic[k].name, s0->nic[k].up ? "" : " (unusable)");
-	printf("\n");
-	fflush(stdout);
-}
-
-/* Rank 0: every line, the tally, the JSON; returns the number of FAILs. */
-static int report(const struct dctx *x)
-{
-	int r, k, count[4] = {0};
-	struct eb_doc doc = {0};
-
-	printf("# efabench doctor: %d rank%s, provider %s", x->n, x->n == 1 ? "" : "s",
-	       x->prov[0] ? x->prov : "(none usable)");
-	if (x->grid != NULL)
-		printf("; %d round%s x %d NIC%s x 2 directions in %.2f s", x->rounds,
-		       x->rounds == 1 ? "" : "s", x->nch, x->nch == 1 ? "" : "s", x->elapsed_s);
-	else if (!x->d->no_measure)
-		printf("; bandwidth %s", x->skip);
-	if (x->grid != NULL && x->left[0] != '\0')
-		printf("\n# not measured, unusable on a rank:%s", x->left);
-	printf("\n");
-	eb_rec_str(&doc.head, "bench", "doctor");
-	eb_rec_int(&doc.head, "ranks", x->n);
-	eb_rec_str(&doc.head, "provider", x->prov);
-	eb_rec_int(&doc.head, "rounds", x->grid ? x->rounds : 0);
-	eb_rec_num(&doc.head, "min_link", x->d->min_link);
-	eb_rec_int(&doc.head, "size", (long long)x->d->size);
-	for (r = 0; r < x->n; r++) {
-		eb_rec_strs(&doc.head, "hosts", x->all[r].host);
-		printf("#\n## rank %d (%s)\n", r, x->all[r].host);
-		for (k = 0; k < x->per[r].n; k++) {
-			const struct eb_check *c = &x->per[r].c[k];
-			struct eb_rec *rec = eb_doc_add(&doc);
-
-			count[c->verdict]++;
-			if (!x->d->brief || c->verdict == EB_WARN || c->verdict == EB_FAIL)
-				printf("%s  %-20s %s\n", eb_verdict_name(c->verdict), c->name,
-				       c->why);
-			if (rec == NULL)
-				continue;
-			eb_rec_int(rec, "rank", r);
-			eb_rec_str(rec, "host", x->all[r].host);
-			eb_rec_str(rec, "check", c->name);
-			eb_rec_str(rec, "verdict", eb_verdict_name(c->verdict));
-			eb_rec_num(rec, "value", c->value);
-			eb_rec_num(rec, "limit", c->limit);
-			eb_rec_str(rec, "reason", c->why);
-		}
-	}
-	printf("#\n# %s: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
-	       count[EB_FAIL]	? "FAIL"
-	       : count[EB_WARN] ? "WARN"
-				: "PASS",
-	       count[EB_FAIL], count[EB_WARN], count[EB_PASS], count[EB_SKIP]);
+	if (host == NULL)
+		return EB_ENOMEM;
 	for (r = 0; r < x->n; r++)
-		for (k = 0; k < x->per[r].n; k++)
-			if (x->per[r].c[k].verdict == EB_FAIL)
-				printf("# FAIL rank %d (%s) %s: %s\n", r, x->all[r].host,
-				       x->per[r].c[k].name, x->per[r].c[k].why);
-	fflush(stdout);
-	eb_rec_str(&doc.head, "verdict",
-		   count[EB_FAIL]   ? "FAIL"
-		   : count[EB_WARN] ? "WARN"
-				    : "PASS");
-	eb_rec_int(&doc.head, "fail", count[EB_FAIL]);
-	eb_rec_int(&doc.head, "warn", count[EB_WARN]);
-	if (eb_doc_write(&doc, x->o->csv, x->o->json) != EB_OK)
-		count[EB_FAIL]++;
-	eb_doc_free(&doc);
-	return count[EB_FAIL];
+		host[r] = x->all[r].host;
+	*v = (struct eb_doctor_view){
+	    .n = x->n,
+	    .prov = x->prov,
+	    .host = host,
+	    .per = x->per,
+	    .no_measure = x->d->no_measure,
+	    .brief = x->d->brief,
+	    .min_link = x->d->min_link,
+	    .min_nvlink = x->d->min_nvlink,
+	    .max_floor_us = x->d->max_floor_us,
+	    .rounds_asked = x->d->rounds,
+	    .iters = x->d->iters,
+	    .size = x->d->size,
+	    .nic = s0->nic,
+	    .nnics = s0->nnics,
+	    .measured = x->grid != NULL,
+	    .rounds = x->rounds,
+	    .nch = x->nch,
+	    .elapsed_s = x->elapsed_s,
+	    .skip = x->skip,
+	    .left = x->left,
+	    .csv = x->o->csv,
+	    .json = x->o->json,
+	};
+	return EB_OK;
 }
 
 static int doctor_rank(struct eb_boot *boot, const struct eb_opts *o)
@@ -438,6 +382,7 @@ static int doctor_rank(struct eb_boot *boot, const struct eb_opts *o)
 	struct dctx x = {.o = o, .d = d, .boot = boot, .n = boot->size, .me = boot->rank};
 	struct eb_checks mine = {0};
 	struct summary me = {{0}};
+	struct eb_doctor_view v = {0};
 	int64_t verdict;
 	int rc, k, fails = 0;
 
@@ -458,9 +403,10 @@ static int doctor_rank(struct eb_boot *boot, const struct eb_opts *o)
 		goto free_ctx;
 	}
 	if (d->dry_run) {
-		if (x.me == 0)
-			print_plan(&x, &me);
-		rc = EB_OK;
+		rc = x.me == 0 ? view(&x, &me, &v) : EB_OK;
+		if (rc == EB_OK && x.me == 0)
+			eb_doctor_plan(&v);
+		free(v.host);
 		goto free_ctx;
 	}
 	/* GPUs first, alone: nothing else of this host's runs while they are measured. */
@@ -486,7 +432,11 @@ static int doctor_rank(struct eb_boot *boot, const struct eb_opts *o)
 		compare_nics(&x);
 		if (x.grid != NULL)
 			judge(&x);
-		fails = report(&x);
+		rc = view(&x, &x.all[0], &v);
+		if (rc != EB_OK)
+			goto free_ctx;
+		fails = eb_doctor_report(&v);
+		free(v.host);
 	}
 	/* Every rank leaves with rank 0's verdict: exit 1 when a check failed. */
 	rc = eb_boot_allreduce(boot, fails, EB_MAX, &verdict, deadline(&x));

@@ -12,13 +12,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-const char *eb_verdict_name(int v)
-{
-	static const char *const names[] = {"PASS", "WARN", "FAIL", "SKIP"};
-
-	return v >= 0 && v <= EB_SKIP ? names[v] : "?";
-}
-
 void eb_check_add(struct eb_checks *s, const char *name, int verdict, double value, double limit,
 		  const char *fmt, ...)
 {
