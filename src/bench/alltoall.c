@@ -2,7 +2,7 @@
  * each target counts the immediate data of every chunk per (source, channel). A rank's
  * iteration ends when its writes completed locally and every source's chunks arrived here;
  * iterations need no barrier, cumulative counts keep them apart. */
-#include "harness.h"
+#include "bench.h"
 #include "../report/rec.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"

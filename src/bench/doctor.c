@@ -2,8 +2,8 @@
  * one per host, its GPUs (doctor_gpu.c); then every NIC writes to a few peers in tournament
  * rounds (pairs.h) and rank 0 blames a NIC that is slow with every peer, not the peers that
  * met it. One PASS / WARN / FAIL line per check; exit 1 when any check fails. */
-#include "doctor.h"
-#include "harness.h"
+#include "checks.h"
+#include "bench.h"
 #include "pairs.h"
 #include "efabench/status.h"
 #include "../core/clock.h"

@@ -1,7 +1,7 @@
 /* doctor's checks of this host's GPUs: how many, their NVLinks, the NICs nearest each, whether
  * the provider registers GPU memory, then the copy engines between every pair and each GPU's
  * floor. Run by one rank per host. */
-#include "doctor.h"
+#include "checks.h"
 #include "efabench/chan.h"
 #include "efabench/fabric.h"
 #include "efabench/mem.h"

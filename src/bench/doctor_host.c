@@ -1,6 +1,6 @@
 /* doctor's checks of one host, before anything is registered or sent: libfabric and the
  * provider, the NICs and their links, the locked-memory limit, huge pages; then the GPUs. */
-#include "doctor.h"
+#include "checks.h"
 #include "efabench/fabric.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"

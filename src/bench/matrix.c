@@ -3,7 +3,7 @@
  * tournament of disjoint pairs (pairs.h). Rank 0 prints a matrix per channel, the minimum and
  * median per host and per NIC, and the cells below --flag x their channel's typical rate or below
  * --expect Gbps. */
-#include "harness.h"
+#include "bench.h"
 #include "pairs.h"
 #include "efabench/status.h"
 #include "../core/clock.h"

@@ -1,7 +1,7 @@
 /* Payload buffers for the harness's benchmarks: one memory kind per run, registered with the
  * fabric, and for staged runs a pinned bounce buffer with the copies to and from the GPU
  * pipelined chunk by chunk. */
-#include "harness.h"
+#include "bench.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 

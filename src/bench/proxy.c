@@ -9,7 +9,7 @@
  *   rate  small puts from 1 block ... every SM, one quiet each at the end, beside the CPU
  *         posting the same writes with a window */
 #define _GNU_SOURCE /* cpu_set_t for --proxy-cpu */
-#include "harness.h"
+#include "bench.h"
 #include "efabench/proxy.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"

@@ -1,7 +1,7 @@
 /* efabench sendrecv: ping-pong of S bytes between rank 0 and rank k over fi_send/fi_recv, each
  * receive posted while the peer's message is still to come. Each timed iteration is one round
  * trip; t is half of it (one-way), so Gbps counts S bytes per one-way trip. */
-#include "harness.h"
+#include "bench.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"

@@ -3,7 +3,7 @@
  * target counts per channel (EFA does not order writes), and the target acknowledges the
  * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
  * Single and split go to one k at a time; round-robin goes to every k at once. */
-#include "harness.h"
+#include "bench.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../report/rec.h"

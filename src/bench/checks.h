@@ -1,7 +1,7 @@
-/* efabench doctor: the checks each rank runs on its own host (doctor_host.c) and the record
+/* efabench doctor's checks: what each rank runs on its own host (doctor_host.c) and the record
  * they fill, gathered to rank 0 with the measured ones (doctor.c). */
-#ifndef EB_BENCH_DOCTOR_H
-#define EB_BENCH_DOCTOR_H
+#ifndef EB_BENCH_CHECKS_H
+#define EB_BENCH_CHECKS_H
 
 #include "cmd.h"
 #include "../report/doctor_view.h"
