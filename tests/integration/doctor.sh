@@ -57,7 +57,7 @@ memlock)
 		fail "a 64 KiB locked-memory limit went unreported"
 	if (ulimit -l unlimited 2>/dev/null); then
 		(ulimit -l unlimited && run --np 1 --provider tcp --no-measure) || true
-		grep -q "^PASS  memlock +ulimit -l unlimited" "$WORK/out" ||
+		grep -Eq "^PASS  memlock +ulimit -l unlimited" "$WORK/out" ||
 			fail "an unlimited locked-memory limit is not a PASS"
 	fi
 	;;
