@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "loop.h"
 #include "efabench/size.h"
 #include "efabench/topo.h"
 #include "efabench/status.h"
@@ -21,80 +22,97 @@ static uint64_t phase_deadline(const struct eb_ctx *c, long iters)
 	return eb_deadline(c->o->fab.timeout_s * (double)(iters + 2));
 }
 
-/* Testing aid: flip a byte of what just landed (in the payload, GPU memory included). */
-static void corrupt(const struct eb_bench *b, struct eb_ctx *c)
+/* The hooks the one loop calls, over a benchmark and its context. */
+struct hooked {
+	const struct eb_bench *b;
+	struct eb_ctx *c;
+};
+
+static int h_prepare(void *arg)
 {
-	size_t off = 0;
+	struct hooked *h = arg;
+
+	h->c->epoch++;
+	return h->b->prepare(h->c);
+}
+
+static int h_align(void *arg)
+{
+	struct hooked *h = arg;
+
+	return eb_boot_barrier(h->c->e->boot, eb_engine_deadline(h->c->e));
+}
+
+static int h_iter(void *arg, long i)
+{
+	struct hooked *h = arg;
+
+	return h->b->iter(h->c, i);
+}
+
+static int h_run(void *arg, long n, double *samples, long *got)
+{
+	struct hooked *h = arg;
+
+	*got = n;
+	return h->b->run(h->c, n, samples);
+}
+
+/* Testing aid: flip a byte of what just landed (in the payload, GPU memory included). */
+static void h_corrupt(void *arg, long i)
+{
+	struct hooked *h = arg;
+	struct eb_ctx *c = h->c;
 	const struct eb_payload *p;
+	size_t off = 0;
 
 	if ((c->role != EB_ROLE_TARGET && c->role != EB_ROLE_ALL) || c->bytes == 0)
 		return;
-	p = b->landing(c, &off);
+	p = h->b->landing(c, &off);
 	if (p != NULL)
 		eb_mem_flip(&p->pay, off + (uint64_t)c->o->corrupt_at % c->bytes);
 }
 
-/* Ticks to seconds, scaled by the phase's span timed both ways (exact where ticks are ns). */
-static void to_seconds(double *samples, long n, uint64_t span_ns, uint64_t span_ticks)
+static int h_verify(void *arg, uint64_t *wrong)
 {
-	double f = eb_ticks_tsc && span_ticks > 0 ? (double)span_ns / (double)span_ticks : 1.0;
-	long i;
+	struct hooked *h = arg;
+	struct eb_ctx *c = h->c;
+	uint64_t t0 = eb_now_ns();
 
-	for (i = 0; i < n; i++)
-		samples[i] *= f * 1e-9;
+	if (c->role == EB_ROLE_IDLE)
+		return EB_OK;
+	*wrong += h->b->verify(c);
+	eb_dbg("checked %zu bytes of %s memory in %.3f ms", c->bytes, eb_mem_kind_name(c->mem),
+	       (double)(eb_now_ns() - t0) * 1e-6);
+	return EB_OK;
 }
 
-/* One phase: prepare, align every rank with a barrier, run iters timed iterations, verify.
- * samples (may be NULL) receives each iteration's seconds. */
+/* One phase through the one loop: prepare, align every rank with a barrier, iters timed
+ * iterations, verify; then every rank learns the wrong words of all. samples (may be NULL)
+ * receives each iteration's seconds. */
 static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double *samples,
 		 uint64_t *wrong)
 {
-	uint64_t mine = 0, t0 = 0, t1, ns0 = eb_now_ns(), k0 = eb_ticks();
-	int64_t total = 0;
-	int timed = 0; /* samples holds ticks to scale */
+	struct hooked h = {b, c};
 	/* A bench that times itself (GPU clocks, one launch for many iterations) gets the whole
 	 * phase at once, or one iteration at a time with --check. */
 	int self = b->run != NULL && (b->iter == NULL || (c->var->tag & EB_SELF_TIMED));
-	int check = c->o->check, corrupting = c->o->corrupt_at >= 0;
-	long m = self && !check ? iters : 1, i;
+	struct eb_loop l = {.arg = &h,
+			    .prepare = h_prepare,
+			    .align = h_align,
+			    .iter = self ? NULL : h_iter,
+			    .run = self ? h_run : NULL,
+			    .after = c->o->corrupt_at >= 0 ? h_corrupt : NULL,
+			    .verify = h_verify,
+			    .check = c->o->check};
+	uint64_t mine = 0;
+	int64_t total = 0;
 	int rc;
 
 	c->iters = iters;
-	for (i = 0; i < iters;) {
-		if (i == 0 || check) {
-			if (i > 0 && c->role != EB_ROLE_IDLE)
-				mine += b->verify(c);
-			c->epoch++;
-			rc = b->prepare(c);
-			if (rc != EB_OK)
-				return rc;
-			rc = eb_boot_barrier(c->e->boot, eb_engine_deadline(c->e));
-			if (rc != EB_OK)
-				return rc;
-			t0 = eb_ticks();
-		}
-		rc = self ? b->run(c, m, samples != NULL ? samples + i : NULL) : b->iter(c, i);
-		/* One timestamp per iteration: it ends this one and starts the next. */
-		t1 = eb_ticks();
-		if (rc != EB_OK)
-			return rc;
-		if (samples != NULL && !self) {
-			samples[i] = (double)(t1 - t0);
-			timed = 1;
-		}
-		t0 = t1;
-		if (corrupting)
-			corrupt(b, c);
-		i += m;
-	}
-	if (timed)
-		to_seconds(samples, iters, eb_now_ns() - ns0, eb_ticks() - k0);
-	if (c->role != EB_ROLE_IDLE && iters > 0) {
-		t0 = eb_now_ns();
-		mine += b->verify(c);
-		eb_dbg("checked %zu bytes of %s memory in %.3f ms", c->bytes,
-		       eb_mem_kind_name(c->mem), (double)(eb_now_ns() - t0) * 1e-6);
-	}
+	rc = eb_loop_phase(&l, iters, samples, NULL, &mine);
+	if (rc != EB_OK)
+		return rc;
 	if (mine > 0)
 		eb_err("%llu wrong words received (%s %s, %zu bytes)", (unsigned long long)mine,
 		       c->o->cmd->name, c->var->name[c->sel], c->bytes);
