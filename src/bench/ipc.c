@@ -3,6 +3,7 @@
  * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
  * receives the data checks every byte of it. */
 #include "ipc.h"
+#include "loop.h"
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
 #include "efabench/pattern_mix.h"
@@ -52,7 +53,7 @@ struct ipc_ctx {
 	size_t stride, flags_off; /* bytes per slot; where the flags start in exp */
 	int nslots;		  /* one per peer when all GPUs run at once, else 1 */
 	struct eb_ik_timer *timer;
-	double *samples;
+	double *samples; /* the timed launches' (a warm-up's too, then thrown away) */
 	uint64_t epoch;
 	struct ipc_shape shapes[2 * EB_OPT_LIST_MAX * EB_OPT_LIST_MAX + 1];
 	int nshapes;
@@ -238,60 +239,75 @@ struct ipart {
 	int32_t active, peer;
 };
 
-static int run_ops(struct ipc_ctx *c, const struct eb_ik_op *ops, int nops, long n, long *got)
-{
-	long ns = 0;
-	int rc;
+/* One phase as the one loop sees it: this rank's ops on a link set of a direction and shape. */
+struct iphase {
+	struct ipc_ctx *c;
+	int dir, p, nops, filled;
+	const struct ipc_shape *sh;
+	uint64_t size;
+	struct eb_ik_op ops[64];
+};
 
-	if (nops == 0)
-		return EB_OK;
-	rc = eb_ik_run(c->timer, ops, nops, n, c->samples + *got, &ns, c->o->fab.timeout_s,
-		       c->io->pairs == IPC_ALL ? barrier : NULL, c);
-	*got += ns;
+/* Sources are filled once a phase; every start poisons the destinations again. */
+static int i_prepare(void *arg)
+{
+	struct iphase *ph = arg;
+	int rc = prepare(ph->c, ph->dir, ph->p, ph->size, !ph->filled);
+
+	ph->filled = 1;
 	return rc;
 }
 
-/* One phase: warm-up, verify, the timed launches, verify; rank 0 gathers the groups. */
+static int i_barrier(void *arg)
+{
+	return barrier(((struct iphase *)arg)->c);
+}
+
+/* n launches of every op, timed on the GPU (samples NULL: a warm-up, timed all the same). */
+static int i_run(void *arg, long n, double *samples, long *got)
+{
+	struct iphase *ph = arg;
+	struct ipc_ctx *c = ph->c;
+
+	*got = 0;
+	if (ph->nops == 0)
+		return EB_OK;
+	return eb_ik_run(c->timer, ph->ops, ph->nops, n, samples != NULL ? samples : c->samples,
+			 got, c->o->fab.timeout_s, c->io->pairs == IPC_ALL ? barrier : NULL, c);
+}
+
+static int i_verify(void *arg, uint64_t *wrong)
+{
+	struct iphase *ph = arg;
+
+	return verify(ph->c, ph->dir, ph->sh, ph->p, ph->size, wrong);
+}
+
+/* One phase: warm-up and the timed launches through the one loop, each verified; rank 0
+ * gathers the groups. */
 static int phase(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p, uint64_t size,
 		 struct ipc_meas *m)
 {
-	struct eb_ik_op ops[64];
+	struct iphase ph = {.c = c, .dir = dir, .p = p, .sh = sh, .size = size};
+	struct eb_loop l = {.arg = &ph,
+			    .prepare = i_prepare,
+			    .align = i_barrier,
+			    .run = i_run,
+			    .settle = i_barrier,
+			    .verify = i_verify,
+			    .check = c->o->check};
 	struct ipart me = {.peer = -1}, *all = NULL;
-	int nops, rc, r, a, b;
-	long got = 0, i;
+	int rc, r, a, b;
+	long got = 0;
 
 	c->epoch++;
-	nops = my_ops(c, dir, sh, p, size, ops);
-	rc = prepare(c, dir, p, size, 1);
+	ph.nops = my_ops(c, dir, sh, p, size, ph.ops);
+	rc = eb_loop_phase(&l, c->o->warmup, NULL, NULL, &me.wrong);
 	if (rc == EB_OK)
-		rc = barrier(c);
-	if (rc == EB_OK && c->o->warmup > 0) {
-		rc = run_ops(c, ops, nops, c->o->warmup, &got);
-		if (rc == EB_OK)
-			rc = barrier(c);
-		if (rc == EB_OK)
-			rc = verify(c, dir, sh, p, size, &me.wrong);
-		if (rc == EB_OK)
-			rc = prepare(c, dir, p, size, 0);
-		if (rc == EB_OK)
-			rc = barrier(c);
-	}
-	got = 0;
-	/* --check: every launch verified on its own; else the timed launches run back to back. */
-	for (i = 0; rc == EB_OK && i < (c->o->check ? c->o->iters : 1); i++) {
-		rc = run_ops(c, ops, nops, c->o->check ? 1 : c->o->iters, &got);
-		if (rc == EB_OK)
-			rc = barrier(c);
-		if (rc == EB_OK)
-			rc = verify(c, dir, sh, p, size, &me.wrong);
-		if (rc == EB_OK && c->o->check && i + 1 < c->o->iters)
-			rc = prepare(c, dir, p, size, 0);
-		if (rc == EB_OK && c->o->check)
-			rc = barrier(c);
-	}
+		rc = eb_loop_phase(&l, c->o->iters, c->samples, &got, &me.wrong);
 	if (rc != EB_OK)
 		return rc;
-	if (nops > 0) {
+	if (ph.nops > 0) {
 		eb_stats_compute(c->samples, (size_t)got, &me.st);
 		me.active = 1;
 		if (c->io->pairs != IPC_ALL) {
