@@ -4,6 +4,7 @@
  * Every command carries (producer, sequence) and a check word, so the consumer proves none was
  * lost, duplicated, reordered or torn. */
 #include "cmd.h"
+#include "loop.h"
 #include "efabench/gpuq.h"
 #include "efabench/stats.h"
 #include "efabench/mem.h"
@@ -228,6 +229,49 @@ static int run_producers(struct qctx *c, int blocks, int threads, uint32_t per,
 	return rc;
 }
 
+/* A run of producers as the one loop sees it: self-timed (the consumer's clock), every
+ * command checked as it is consumed. */
+struct qrun {
+	struct qctx *c;
+	int blocks, threads;
+	uint32_t per;
+	_Atomic uint64_t *ack; /* latency: the echo */
+	double *rtt_ns;	       /* latency: each round trip */
+	struct tally t;
+};
+
+/* Latency: a sample per round trip (in ns, scaled by the caller); rate: one sample, the span
+ * from the first command seen to the last. */
+static int q_run(void *arg, long n, double *samples, long *got)
+{
+	struct qrun *r = arg;
+	int rc = run_producers(r->c, r->blocks, r->threads, r->per, r->ack, r->rtt_ns, &r->t);
+
+	*got = 0;
+	if (rc == EB_OK && samples != NULL && r->ack != NULL) {
+		for (*got = 0; *got < (long)r->per; (*got)++)
+			samples[*got] = r->rtt_ns[*got];
+	} else if (rc == EB_OK && samples != NULL) {
+		samples[0] = r->t.last_s - r->t.first_s;
+		*got = 1;
+	}
+	return rc;
+}
+
+static int q_verify(void *arg, uint64_t *wrong)
+{
+	*wrong += tally_wrong(&((struct qrun *)arg)->t);
+	return EB_OK;
+}
+
+/* One run of producers through the one loop: one iteration, its samples and tally. */
+static int measure(struct qrun *r, double *samples, long *got, uint64_t *wrong)
+{
+	struct eb_loop l = {.arg = r, .run = q_run, .verify = q_verify};
+
+	return eb_loop_phase(&l, 1, samples, got, wrong);
+}
+
 /* Latency: one producer, one command in flight, the consumer echoing each; and the floor.
  * push-to-seen = queue round trip - floor p50 / 2 (the echo's way back). */
 static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats *rtt,
@@ -236,7 +280,9 @@ static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats
 	int iters = c->o->lat_iters, i, rc;
 	double *q_rtt = calloc((size_t)iters, sizeof(double));
 	double *f_rtt = calloc((size_t)iters, sizeof(double));
-	struct tally t;
+	struct qrun r = {.c = c, .blocks = 1, .threads = 1, .per = (uint32_t)iters};
+	uint64_t wrong = 0;
+	long got = 0;
 
 	if (q_rtt == NULL || f_rtt == NULL) {
 		rc = EB_ENOMEM;
@@ -247,18 +293,20 @@ static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats
 	if (rc != EB_OK)
 		goto free_bufs;
 	eb_stats_compute(f_rtt, (size_t)iters, flo);
-	rc = run_producers(c, 1, 1, (uint32_t)iters, &c->h->ack.v, q_rtt, &t);
-	if (rc == EB_OK && tally_wrong(&t) != 0) {
+	r.ack = &c->h->ack.v;
+	r.rtt_ns = q_rtt;
+	rc = measure(&r, q_rtt, &got, &wrong);
+	if (rc == EB_OK && wrong != 0) {
 		eb_err("latency test: %llu commands lost, duplicated or torn",
-		       (unsigned long long)tally_wrong(&t));
+		       (unsigned long long)wrong);
 		rc = EB_EVERIFY;
 	}
 	if (rc != EB_OK)
 		goto free_bufs;
-	eb_stats_compute(q_rtt, (size_t)iters, rtt);
-	for (i = 0; i < iters; i++)
+	eb_stats_compute(q_rtt, (size_t)got, rtt);
+	for (i = 0; i < got; i++)
 		q_rtt[i] -= flo->p50 / 2;
-	eb_stats_compute(q_rtt, (size_t)iters, lat);
+	eb_stats_compute(q_rtt, (size_t)got, lat);
 free_bufs:
 	free(q_rtt);
 	free(f_rtt);
@@ -335,17 +383,19 @@ static int row(struct qctx *c, const struct qshape *shp, struct eb_sheet *sh, ui
 	uint64_t producers = (uint64_t)blocks * (uint64_t)shp->threads;
 	uint64_t commands = producers * (uint64_t)c->o->per;
 	struct eb_rec *r = eb_sheet_rec(sh);
+	struct qrun run = {
+	    .c = c, .blocks = blocks, .threads = shp->threads, .per = (uint32_t)c->o->per};
 	struct tally tl;
-	double secs;
+	double secs = 0;
+	long got = 0;
 	int rc;
 
 	if (r == NULL)
 		return EB_ENOMEM;
-	rc = run_producers(c, blocks, shp->threads, (uint32_t)c->o->per, NULL, NULL, &tl);
+	rc = measure(&run, &secs, &got, wrong);
 	if (rc != EB_OK)
 		return rc;
-	secs = tl.last_s - tl.first_s;
-	*wrong += tally_wrong(&tl);
+	tl = run.t;
 	eb_rec_str(r, "producers_config", shp->name);
 	eb_rec_int(r, "producers", (long long)producers);
 	eb_rec_int(r, "commands", (long long)commands);
