@@ -1,4 +1,5 @@
 #include "pairs.h"
+#include "loop.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -132,82 +133,135 @@ static void listen(struct eb_pairs *p, int peer, int chan)
 	eb_xfer_recv(&p->rx, chan, peer, &p->ctl[2 * chan + 1], 8, 8, p->ctl_mr[chan].desc);
 }
 
-/* The initiator: wait for the target's go, then every write with its acknowledgement. */
-static int initiate(struct eb_pairs *p, int peer, int chan, long warm, long iters, long lat,
-		    uint64_t deadline, struct eb_cell *out)
+/* A cell as the one loop sees it, on either side. */
+struct pcell {
+	struct eb_pairs *p;
+	int peer, chan, small; /* small: the 8-byte latency writes */
+	uint64_t deadline, chunks;
+	struct eb_imm_wait w; /* the target's count of arrived chunks */
+	struct eb_pattern pat;
+	long seq; /* the target's acknowledgements so far */
+};
+
+/* The initiator's iteration: one write, then the target's acknowledgement. */
+static int c_write(void *arg, long i)
 {
-	const struct eb_rkey *k = &p->rkeys[(size_t)peer * (size_t)p->e->nchan + (size_t)chan];
-	struct eb_xfer *both[2] = {&p->rx, &p->data};
-	struct eb_pattern pat = {(uint32_t)p->e->rank, (uint32_t)peer, (uint64_t)chan + 1};
-	double bw = 0, lt = 0;
-	uint64_t t0;
-	long i;
+	struct pcell *pc = arg;
+	struct eb_pairs *p = pc->p;
+	const struct eb_rkey *k =
+	    &p->rkeys[(size_t)pc->peer * (size_t)p->e->nchan + (size_t)pc->chan];
+	struct eb_xfer *x = pc->small ? &p->small : &p->data, *both[2] = {&p->rx, x};
+	size_t off = pc->small ? p->size : 0;
+
+	listen(p, pc->peer, pc->chan);
+	eb_xfer_write(x, pc->chan, pc->peer, (char *)p->src.ptr + off, pc->small ? 8 : p->size,
+		      pc->small ? 8 : p->chunk, p->src_mr[pc->chan].desc, k->addr + off, k->key,
+		      EB_IMM(p->e->rank, 0));
+	return eb_xfer_wait(both, 2, pc->deadline);
+}
+
+/* The target's iteration: every chunk of the write arrived, then the acknowledgement. */
+static int c_ack(void *arg, long i)
+{
+	struct pcell *pc = arg;
 	int rc;
 
-	rc = eb_mem_fill(&p->src, 0, p->size, &pat, 0);
-	listen(p, peer, chan);
-	if (rc == EB_OK)
-		rc = eb_xfer_wait(both, 1, deadline); /* the target is ready */
-	for (i = -warm; rc == EB_OK && i < iters + lat; i++) {
-		int small = i >= iters;
-		struct eb_xfer *x = small ? &p->small : &p->data;
+	pc->w.count += pc->small ? 1 : pc->chunks;
+	rc = eb_xfer_wait_imm(pc->p->e, NULL, 0, &pc->w, 1, pc->deadline);
+	return rc == EB_OK ? say(pc->p, pc->peer, pc->chan, (uint64_t)pc->seq++, pc->deadline) : rc;
+}
 
-		listen(p, peer, chan);
-		t0 = eb_now_ns();
-		eb_xfer_write(x, chan, peer, (char *)p->src.ptr + (small ? p->size : 0),
-			      small ? 8 : p->size, small ? 8 : p->chunk, p->src_mr[chan].desc,
-			      k->addr + (small ? p->size : 0), k->key, EB_IMM(p->e->rank, 0));
-		both[1] = x;
-		rc = eb_xfer_wait(both, 2, deadline);
-		if (i >= 0 && !small)
-			bw += (double)(eb_now_ns() - t0);
-		else if (small)
-			lt += (double)(eb_now_ns() - t0);
+/* The target checks the last bandwidth write byte for byte. */
+static int c_verify(void *arg, uint64_t *wrong)
+{
+	struct pcell *pc = arg;
+
+	pc->pat.epoch = (uint64_t)pc->chan + 1;
+	*wrong += eb_mem_check(&pc->p->dst, 0, pc->p->size, &pc->pat, 0, NULL);
+	return EB_OK;
+}
+
+static double sum(const double *v, long n)
+{
+	double t = 0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		t += v[i];
+	return t;
+}
+
+/* warm + iters writes of size, then lat 8-byte writes, each acknowledged: the initiator times
+ * them, the target counts, acknowledges and checks. */
+static int run_cell(struct eb_pairs *p, struct pcell *pc, int initiator, long warm, long iters,
+		    long lat, struct eb_cell *out)
+{
+	struct eb_loop l = {.arg = pc, .iter = initiator ? c_write : c_ack};
+	double *t = calloc((size_t)(iters + lat + 1), sizeof(*t));
+	uint64_t wrong = 0;
+	int rc;
+
+	if (t == NULL)
+		return EB_ENOMEM;
+	rc = eb_loop_phase(&l, warm, NULL, NULL, &wrong);
+	if (rc == EB_OK)
+		rc = eb_loop_phase(&l, iters, initiator ? t : NULL, NULL, &wrong);
+	pc->small = 1;
+	l.verify = initiator ? NULL : c_verify;
+	if (rc == EB_OK)
+		rc = eb_loop_phase(&l, lat, initiator ? t + iters : NULL, NULL, &wrong);
+	if (rc == EB_OK && !initiator && lat == 0)
+		rc = c_verify(pc, &wrong);
+	if (rc == EB_OK && initiator) {
+		double bw = sum(t, iters);
+
+		out->gbps = bw > 0 ? 8.0 * (double)p->size * (double)iters / bw / 1e9 : 0;
+		out->lat_us = lat > 0 ? sum(t + iters, lat) / (double)lat * 1e6 : 0;
 	}
-	out->gbps = rc == EB_OK && bw > 0 ? 8.0 * (double)p->size * (double)iters / bw : 0;
-	out->lat_us = rc == EB_OK && lat > 0 ? lt / (double)lat * 1e-3 : 0;
+	out->wrong = wrong;
+	free(t);
 	return rc;
 }
 
-/* The target: poison, say go, acknowledge each write once all its chunks landed, check. */
-static int receive(struct eb_pairs *p, int peer, int chan, long warm, long iters, long lat,
-		   uint64_t deadline, struct eb_cell *out)
+/* The initiator: its source filled, wait for the target's go. */
+static int initiate(struct eb_pairs *p, struct pcell *pc)
 {
-	struct eb_pattern pat = {(uint32_t)peer, (uint32_t)p->e->rank, EB_EPOCH_POISON};
-	struct eb_imm_wait w = {
-	    .peer = peer, .chan = chan, .count = eb_imm_count(p->e, peer, chan)};
-	uint64_t chunks = eb_xfer_nchunks(p->size, p->chunk);
-	long i;
-	int rc = eb_mem_fill(&p->dst, 0, p->size, &pat, 0);
+	struct eb_xfer *rx = &p->rx;
+	struct eb_pattern pat = {(uint32_t)p->e->rank, (uint32_t)pc->peer, (uint64_t)pc->chan + 1};
+	int rc = eb_mem_fill(&p->src, 0, p->size, &pat, 0);
 
-	if (rc == EB_OK)
-		rc = say(p, peer, chan, 0, deadline);
-	for (i = -warm; rc == EB_OK && i < iters + lat; i++) {
-		w.count += i < iters ? chunks : 1;
-		rc = eb_xfer_wait_imm(p->e, NULL, 0, &w, 1, deadline);
-		if (rc == EB_OK)
-			rc = say(p, peer, chan, (uint64_t)i, deadline);
-	}
-	pat.epoch = (uint64_t)chan + 1;
-	if (rc == EB_OK)
-		out->wrong = eb_mem_check(&p->dst, 0, p->size, &pat, 0, NULL);
-	return rc;
+	listen(p, pc->peer, pc->chan);
+	return rc == EB_OK ? eb_xfer_wait(&rx, 1, pc->deadline) : rc;
+}
+
+/* The target: poison, then say go. */
+static int receive(struct eb_pairs *p, struct pcell *pc)
+{
+	int rc;
+
+	pc->pat = (struct eb_pattern){(uint32_t)pc->peer, (uint32_t)p->e->rank, EB_EPOCH_POISON};
+	pc->w = (struct eb_imm_wait){
+	    .peer = pc->peer, .chan = pc->chan, .count = eb_imm_count(p->e, pc->peer, pc->chan)};
+	pc->chunks = eb_xfer_nchunks(p->size, p->chunk);
+	rc = eb_mem_fill(&p->dst, 0, p->size, &pc->pat, 0);
+	return rc == EB_OK ? say(p, pc->peer, pc->chan, 0, pc->deadline) : rc;
 }
 
 int eb_pairs_cell(struct eb_pairs *p, int peer, int initiator, int chan, long warm, long iters,
 		  long lat_iters, double timeout_s, struct eb_cell *out)
 {
 	uint64_t deadline = eb_deadline(timeout_s * (double)(warm + iters + lat_iters + 2));
-	int me = p->e->rank, rc;
-
+	struct pcell pc = {.p = p, .peer = peer, .chan = chan, .deadline = deadline};
 	uint64_t t0 = eb_now_ns();
+	int me = p->e->rank, rc;
 
 	memset(out, 0, sizeof(*out));
 	out->src = initiator ? me : peer;
 	out->dst = initiator ? peer : me;
 	out->chan = chan;
-	rc = initiator ? initiate(p, peer, chan, warm, iters, lat_iters, deadline, out)
-		       : receive(p, peer, chan, warm, iters, lat_iters, deadline, out);
+	rc = initiator ? initiate(p, &pc) : receive(p, &pc);
+	if (rc == EB_OK)
+		rc = run_cell(p, &pc, initiator, warm, iters, lat_iters, out);
 	out->status = rc;
 	out->secs = (double)(eb_now_ns() - t0) * 1e-9;
 	return rc;
