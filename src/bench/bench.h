@@ -33,7 +33,8 @@ struct eb_variant {
 };
 
 struct eb_ctx {
-	struct eb_engine *e;
+	struct eb_boot *boot; /* NULL when the benchmark runs alone */
+	struct eb_engine *e;  /* NULL unless the benchmark uses the fabric */
 	const struct eb_opts *o;
 	int rank, nranks;
 	enum eb_role role;
@@ -93,8 +94,17 @@ int eb_payload_land(struct eb_ctx *c, struct eb_payload *p, size_t slot);
 int eb_payload_landed(struct eb_ctx *c, uint64_t deadline);
 void eb_payload_unland(struct eb_ctx *c);
 
+/* What the harness sets up for a benchmark that drives the loop itself. */
+#define EB_USES_FABRIC 1u /* the engine, its channels on the NICs near the rank's GPU */
+
 struct eb_bench {
 	const char *metric; /* one line: how t and Gbps are defined for it */
+	/* A benchmark whose schedule is not a sweep of sizes x variants (ipc's launch shapes,
+	 * matrix and doctor's tournaments of pairs, queue's producer counts) drives the one loop
+	 * (loop.h) itself: the harness gives it the context (ranks, GPU, the engine where `uses`
+	 * asks) and takes its status; none of the hooks below is used then. */
+	int (*drive)(struct eb_ctx *c);
+	unsigned uses; /* EB_USES_* */
 	int nvariants;
 	struct eb_variant variants[EB_MAX_VARIANTS];
 	int one_way; /* t is half of each timed iteration (ping-pong) */

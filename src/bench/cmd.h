@@ -85,11 +85,11 @@ struct eb_cmd {
 	/* After parsing, before the size sweep is built: check combinations and derive values;
 	 * EB_EINVAL after one line. */
 	int (*finish)(struct eb_opts *o, void *own);
-	/* One process, no ranks (info, queue): returns a status. */
-	int (*main)(const struct eb_opts *o);
-	/* Ranks: the harness runs `bench` in each, or `rank` runs (returns a status). */
+	/* Every benchmark: the harness runs it in each rank (in this process when alone). */
 	const struct eb_bench *bench;
-	int (*rank)(struct eb_boot *b, const struct eb_opts *o);
+	int alone; /* one process, no ranks (queue) */
+	/* Not a benchmark (info): one process, returns a status. */
+	int (*main)(const struct eb_opts *o);
 	/* Before the embedded launcher forks (may be NULL): the rank count to start, or minus an
 	 * exit status after one line saying why not. */
 	int (*probe)(const struct eb_opts *o);

@@ -376,8 +376,10 @@ static int view(const struct dctx *x, const struct summary *s0, struct eb_doctor
 	return EB_OK;
 }
 
-static int doctor_rank(struct eb_boot *boot, const struct eb_opts *o)
+static int doctor_drive(struct eb_ctx *c)
 {
+	struct eb_boot *boot = c->boot;
+	const struct eb_opts *o = c->o;
 	const struct dopts *d = o->own;
 	struct dctx x = {.o = o, .d = d, .boot = boot, .n = boot->size, .me = boot->rank};
 	struct eb_checks mine = {0};
@@ -505,6 +507,9 @@ static const struct eb_opt doctor_opts[] = {
      "print the checks and measurements it would run, and stop"},
 };
 
+/* It opens its own engine once the ranks agree on the NICs worth measuring. */
+static const struct eb_bench doctor_bench = {.drive = doctor_drive};
+
 const struct eb_cmd eb_cmd_doctor = {
     .name = "doctor",
     .summary = "pass/fail health check of hosts, NICs, links and GPUs",
@@ -517,6 +522,6 @@ const struct eb_cmd eb_cmd_doctor = {
 	    "  when a check fails. Bandwidth = 8 * size / mean seconds per acknowledged write",
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT,
     EB_CMD_OPTS(doctor_opts, struct dopts, doctor_defaults, doctor_finish),
-    .rank = doctor_rank,
+    .bench = &doctor_bench,
     .probe = doctor_probe,
 };

@@ -351,7 +351,7 @@ static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
 	if (c->mem == EB_MEM_HOST && c->o->want_gpu == NULL)
 		return EB_OK;
 	n = eb_mem_gpu_count();
-	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 ? boot->local_rank % n : 0;
+	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 && boot != NULL ? boot->local_rank % n : 0;
 	if (c->gpu >= n) {
 		eb_err("--mem %s: GPU %d does not exist (CUDA sees %d)", eb_mem_kind_name(c->mem),
 		       c->gpu, n);
@@ -463,10 +463,44 @@ static void describe_run(const struct eb_ctx *c, struct sheet *sh)
 	r->json = o->json;
 }
 
-int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
+/* A benchmark that drives the loop itself: its GPU, the engine where it uses the fabric. */
+static int drive(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
+{
+	struct eb_ctx c = {.o = o,
+			   .boot = boot,
+			   .rank = boot != NULL ? boot->rank : 0,
+			   .nranks = boot != NULL ? boot->size : 1,
+			   .peer = -1};
+	struct eb_fabric_opts fab = o->fab;
+	struct eb_engine e;
+	int rc = pick_gpu(&c, boot);
+
+	if (rc != EB_OK)
+		return rc;
+	if (b->uses & EB_USES_FABRIC) {
+		(void)eb_ticks_init();
+		fab.near_pci = c.gpu_pci[0] ? c.gpu_pci : NULL;
+		rc = eb_engine_open(&e, boot, &fab);
+		if (rc != EB_OK)
+			return rc;
+		c.e = &e;
+		eb_harness_tune(o, e.prov, &c.chunk, &c.window);
+	}
+	rc = b->drive(&c);
+	if (c.e != NULL) {
+		if (rc != EB_OK)
+			eb_engine_abandon(&e);
+		eb_engine_close(&e);
+	}
+	return rc;
+}
+
+/* A benchmark on the harness's sweep: every size, every variant, every group of ranks. */
+static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
 	struct eb_engine e;
-	struct eb_ctx c = {.o = o, .rank = boot->rank, .nranks = boot->size, .peer = -1};
+	struct eb_ctx c = {
+	    .o = o, .boot = boot, .rank = boot->rank, .nranks = boot->size, .peer = -1};
 	struct sheet sh = {.run = {.metric = b->metric, .ranks = boot->size}};
 	struct eb_run *run = &sh.run;
 	struct eb_progress prog = {0};
@@ -563,4 +597,9 @@ free_results:
 	free_points(run);
 	eb_engine_close(&e);
 	return rc;
+}
+
+int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
+{
+	return b->drive != NULL ? drive(b, o, boot) : sweep(b, o, boot);
 }

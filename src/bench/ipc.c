@@ -3,6 +3,7 @@
  * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
  * receives the data checks every byte of it. */
 #include "ipc.h"
+#include "bench.h"
 #include "loop.h"
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
@@ -32,9 +33,9 @@ static int ipc_probe(const struct eb_opts *o)
 	return -2;
 }
 
-static int ipc_rank(struct eb_boot *boot, const struct eb_opts *o)
+static int ipc_drive(struct eb_ctx *c)
 {
-	return ipc_probe(o) == -2 ? EB_EINVAL : EB_ENOTSUP;
+	return ipc_probe(c->o) == -2 ? EB_EINVAL : EB_ENOTSUP;
 }
 #else
 
@@ -584,8 +585,10 @@ static int run_all(struct ipc_ctx *c)
 	return ipc_finish(&c->rep);
 }
 
-static int ipc_rank(struct eb_boot *boot, const struct eb_opts *o)
+static int ipc_drive(struct eb_ctx *ctx)
 {
+	struct eb_boot *boot = ctx->boot;
+	const struct eb_opts *o = ctx->o;
 	const struct ipc_opts *io = o->own;
 	struct ipc_ctx c = {.o = o, .io = io, .boot = boot, .rank = boot->rank, .n = boot->size};
 	int64_t worst;
@@ -768,6 +771,8 @@ static const struct eb_opt ipc_opts[] = {
      "so a gate would wait for its deadline"},
 };
 
+static const struct eb_bench ipc_bench = {.drive = ipc_drive};
+
 const struct eb_cmd eb_cmd_ipc = {
     .name = "ipc",
     .summary = "GPU -> GPU copies over NVLink through CUDA IPC, kernels vs copy engine",
@@ -782,7 +787,7 @@ const struct eb_cmd eb_cmd_ipc = {
 	    "  writes' completion flag",
     .groups = EB_G_SIZES | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
     EB_CMD_OPTS(ipc_opts, struct ipc_opts, ipc_defaults, ipc_check),
-    .rank = ipc_rank,
+    .bench = &ipc_bench,
     .probe = ipc_probe,
     .one_host = 1,
 };

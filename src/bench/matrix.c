@@ -117,8 +117,10 @@ static int choose_members(struct mctx *m)
 	return EB_OK;
 }
 
-static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
+static int matrix_drive(struct eb_ctx *c)
 {
+	struct eb_boot *boot = c->boot;
+	const struct eb_opts *o = c->o;
 	const struct mopts *mo = o->own;
 	struct mctx m = {.o = o, .mo = mo, .n = boot->size};
 	struct host me;
@@ -126,35 +128,15 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	struct eb_cell *grid = NULL, *mine = NULL;
 	struct eb_pairs_plan plan;
 	struct eb_matrix_view v;
-	struct eb_fabric_opts fab;
-	struct eb_engine e;
-	char pci[16];
-	size_t chunk;
 	uint64_t wrong = 0;
-	int window, rc, i;
+	int rc, i;
 
 	if (boot->size < 2) {
 		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", boot->size);
 		return EB_EINVAL;
 	}
-	fab = o->fab;
-	if (o->mem == EB_MEM_DEVICE || mo->per == PER_GPU) { /* each rank: its GPU, NICs near it */
-		int n = eb_mem_gpu_count(),
-		    gpu = o->gpu >= 0 ? o->gpu : boot->local_rank % (n ? n : 1);
-
-		rc = gpu < n ? eb_mem_use_gpu(gpu) : EB_EINVAL;
-		if (rc == EB_OK && eb_mem_gpu_pci(gpu, pci, sizeof(pci)) == EB_OK)
-			fab.near_pci = pci;
-		if (rc != EB_OK) {
-			eb_err("GPU %d: CUDA sees %d", gpu, n);
-			return rc;
-		}
-	}
-	rc = eb_engine_open(&e, boot, &fab);
-	if (rc != EB_OK)
-		return rc;
-	m.e = &e;
-	m.nch = e.nchan;
+	m.e = c->e;
+	m.nch = c->e->nchan;
 	m.hosts = calloc((size_t)m.n, sizeof(*m.hosts));
 	m.mem = calloc((size_t)m.n, sizeof(*m.mem));
 	if (m.hosts == NULL || m.mem == NULL) {
@@ -162,7 +144,7 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 		goto free_tables;
 	}
 	eb_host_name(me.name, sizeof(me.name));
-	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(&e));
+	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(c->e));
 	if (rc == EB_OK)
 		rc = choose_members(&m);
 	if (rc != EB_OK)
@@ -176,8 +158,8 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	}
 	if (mo->dry_run)
 		goto free_tables;
-	eb_harness_tune(o, e.prov, &chunk, &window);
-	rc = eb_pairs_open(&pairs, &e, (size_t)mo->size, (enum eb_mem_kind)o->mem, chunk, window);
+	rc = eb_pairs_open(&pairs, c->e, (size_t)mo->size, (enum eb_mem_kind)o->mem, c->chunk,
+			   c->window);
 	plan = (struct eb_pairs_plan){.rounds = m.rounds,
 				      .warm = mo->warm,
 				      .iters = mo->iters,
@@ -208,21 +190,20 @@ static int matrix_rank(struct eb_boot *boot, const struct eb_opts *o)
 	if (rc == EB_OK || rc == EB_EVERIFY) {
 		int64_t worst;
 
-		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, eb_engine_deadline(&e)) == EB_OK)
+		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, eb_engine_deadline(c->e)) == EB_OK)
 			rc = (int)worst;
 	}
 	free(m.typical);
 	free(grid);
 	free(mine);
 	if (rc != EB_OK)
-		eb_engine_abandon(&e);
+		eb_engine_abandon(c->e);
 	eb_pairs_close(pairs);
 free_tables:
 	free(m.partner);
 	free(m.host);
 	free(m.mem);
 	free(m.hosts);
-	eb_engine_close(&e);
 	return rc;
 }
 
@@ -270,6 +251,8 @@ static const struct eb_opt matrix_opts[] = {
      pers},
 };
 
+static const struct eb_bench matrix_bench = {.drive = matrix_drive, .uses = EB_USES_FABRIC};
+
 const struct eb_cmd eb_cmd_matrix = {
     .name = "matrix",
     .summary = "every ordered pair of ranks x every NIC: which link is slow",
@@ -285,5 +268,5 @@ const struct eb_cmd eb_cmd_matrix = {
 	"  acknowledged write",
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
     EB_CMD_OPTS(matrix_opts, struct mopts, matrix_defaults, matrix_finish),
-    .rank = matrix_rank,
+    .bench = &matrix_bench,
 };

@@ -3,7 +3,7 @@
  * latency; and in the same run the machine's floor, a ping-pong through mapped memory.
  * Every command carries (producer, sequence) and a check word, so the consumer proves none was
  * lost, duplicated, reordered or torn. */
-#include "cmd.h"
+#include "bench.h"
 #include "loop.h"
 #include "efabench/gpuq.h"
 #include "efabench/stats.h"
@@ -438,8 +438,9 @@ static void free_flags(struct qctx *c)
 #endif
 }
 
-static int queue_main(const struct eb_opts *eo)
+static int queue_drive(struct eb_ctx *ctx)
 {
+	const struct eb_opts *eo = ctx->o;
 	const struct qopts *o = eo->own;
 	struct qctx c = {.o = o, .gpu = !o->on_cpu, .timeout_s = eo->fab.timeout_s};
 	struct eb_stats lat, rtt, flo;
@@ -577,6 +578,8 @@ static const struct eb_opt queue_opts[] = {
      "round trips of the latency and floor tests (default 10000)"},
 };
 
+static const struct eb_bench queue_bench = {.drive = queue_drive};
+
 const struct eb_cmd eb_cmd_queue = {
     .name = "queue",
     .summary = "the GPU->CPU command queue alone: commands/s and latency",
@@ -588,5 +591,6 @@ const struct eb_cmd eb_cmd_queue = {
 	    "  command is checked for loss, duplication, reordering and tearing (#wrong)",
     .groups = EB_G_OUTPUT,
     EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
-    .main = queue_main,
+    .bench = &queue_bench,
+    .alone = 1,
 };

@@ -53,9 +53,7 @@ static int rank_main(struct eb_boot *boot, void *arg)
 		}
 		eb_dbg("%s", why);
 	}
-	if (o->cmd->bench != NULL)
-		return eb_exit_code(eb_harness_run(o->cmd->bench, o, boot));
-	return eb_exit_code(o->cmd->rank(boot, o));
+	return eb_exit_code(eb_harness_run(o->cmd->bench, o, boot));
 }
 
 /* An output file we cannot write is bad input: find out before any rank starts. A file that
@@ -212,13 +210,16 @@ int main(int argc, char **argv)
 		goto free_own;
 	}
 	eb_log_set_verbose(o.verbose);
-	if (cmd->bench != NULL && eb_harness_select(cmd->bench, &o, vars) == 0) {
+	if (cmd->bench != NULL && cmd->bench->drive == NULL &&
+	    eb_harness_select(cmd->bench, &o, vars) == 0) {
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;
 	}
 	if (check_writable("--csv", o.csv) != EB_OK || check_writable("--json", o.json) != EB_OK)
 		goto free_own;
-	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o)) : launch(&o);
+	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o))
+	       : cmd->alone	 ? eb_exit_code(eb_harness_run(cmd->bench, &o, NULL))
+				 : launch(&o);
 free_own:
 	free(own);
 	return code;
