@@ -107,7 +107,8 @@ typedef int (*eb_rank_main)(struct eb_boot *b, void *arg);
 
 /* The embedded launcher: fork np ranks on this host, connected to this process over
  * inherited sockets; run fn(b, arg) in each; serve their collectives; when one dies, tell the
- * others which. grace_s bounds how long survivors get to exit before they are killed.
+ * others which. Survivors of an abort get 4 s (or grace_s, if shorter) to exit before they
+ * are killed; grace_s is also the ranks' deadline plus 5 s.
  * Returns the job's exit status (0 when every rank returned 0). */
 int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s);
 

@@ -184,6 +184,12 @@ static char proc_state(pid_t pid)
 	return p != NULL && p[1] == ' ' ? p[2] : '?';
 }
 
+/* Told of an abort, a rank notices within milliseconds (its waits look at the bootstrap) and
+ * exits; one still there after this is spinning inside the provider, where no deadline of
+ * ours runs: on shm, every post takes the target's lock, and a rank killed or stopped while
+ * holding it leaves its peers spinning for good. */
+#define ABORT_GRACE_S 4.0
+
 /* After an abort: a stopped rank (SIGSTOP, SIGTSTP) will never exit by itself, and it is
  * the likely reason the others gave up, so name it and end it now instead of after the
  * grace period. A traced one ('t', a debugger) is left to its grace. */
@@ -268,16 +274,19 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 		if (running == 0)
 			break;
 		if (hub.aborted && kill_at == 0) {
-			kill_at = eb_deadline(grace_s);
+			kill_at = eb_deadline(ABORT_GRACE_S < grace_s ? ABORT_GRACE_S : grace_s);
 			end_stopped(c, np);
 		}
 		if (kill_at != 0 && eb_now_ns() > kill_at) {
 			for (i = 0; i < np; i++) {
 				if (!c[i].exited) {
-					eb_err("rank %d did not exit within %.0f s of the %s; "
+					eb_err("rank %d did not exit within %.0f s of the %s%s; "
 					       "killing it",
-					       i, forwarded ? 2.0 : grace_s,
-					       forwarded ? "interrupt" : "abort");
+					       i, forwarded ? 2.0 : ABORT_GRACE_S,
+					       forwarded ? "interrupt" : "abort",
+					       forwarded ? ""
+							 : " (stuck inside the provider, likely "
+							   "on a lock the lost rank held)");
 					kill(c[i].pid, SIGKILL);
 				}
 			}
