@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "handover.h"
 #include "loop.h"
 #include "efabench/size.h"
 #include "efabench/topo.h"
@@ -222,247 +223,6 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 	return EB_OK;
 }
 
-static int alloc_points(struct eb_run *run)
-{
-	int i, n = run->nsizes * run->nvars;
-
-	run->pts = calloc((size_t)n, sizeof(*run->pts));
-	if (run->pts == NULL)
-		return EB_ENOMEM;
-	for (i = 0; i < n; i++) {
-		run->pts[i].groups = calloc((size_t)run->ranks, sizeof(struct eb_stats));
-		if (run->pts[i].groups == NULL)
-			return EB_ENOMEM;
-	}
-	return EB_OK;
-}
-
-static void free_points(struct eb_run *run)
-{
-	int i;
-
-	for (i = 0; run->pts != NULL && i < run->nsizes * run->nvars; i++) {
-		free(run->pts[i].groups);
-		eb_rec_free(&run->pts[i].own);
-	}
-	free(run->pts);
-}
-
-struct probe_arg {
-	const struct eb_opts *o;
-	int np;
-};
-
-/* Register a small GPU buffer on the first NIC the run would use: the registration path
- * every rank will take, known (or refused, with the provider named) before any starts. */
-static int try_gpu_reg(const struct eb_opts *o, int gpu)
-{
-	struct eb_nic *nics;
-	struct eb_chan ch;
-	struct eb_mem m;
-	struct eb_mr mr;
-	char prov[32];
-	int n, rc;
-
-	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
-	if (rc == EB_OK)
-		rc = eb_fabric_nics(prov, &o->fab, 1, &nics, &n);
-	if (rc != EB_OK)
-		return rc;
-	rc = eb_mem_use_gpu(gpu);
-	if (rc == EB_OK)
-		rc = eb_chan_open(&ch, &nics[0], 0, 1);
-	if (rc != EB_OK)
-		goto free_nics;
-	rc = eb_mem_alloc(&m, EB_MEM_DEVICE, 1u << 16, "a probe buffer");
-	if (rc == EB_OK) {
-		rc = eb_mr_reg_mem(&ch, &m, 0, m.len, FI_WRITE | FI_REMOTE_WRITE, &mr);
-		if (rc == EB_OK)
-			eb_dbg("GPU memory registers on %s through %s", prov,
-			       eb_reg_path_name(mr.path));
-		eb_mr_dereg(&mr);
-		eb_mem_free(&m);
-	}
-	eb_chan_close(&ch);
-free_nics:
-	eb_fabric_free_nics(nics, n);
-	return rc == EB_ENOTSUP ? EB_EINVAL : rc;
-}
-
-/* GPUs before the fabric: on a machine without one, that is what the user needs to hear. */
-static int validate(const void *arg, void *out)
-{
-	const struct probe_arg *a = arg;
-	const struct eb_opts *o = a->o;
-	int n, gpu, rc;
-
-	if (o->mem != EB_MEM_HOST || o->want_gpu != NULL) {
-		const char *why = eb_mem_gpu_absent();
-
-		n = why == NULL ? eb_mem_gpu_count() : 0;
-		gpu = o->gpu >= 0 ? o->gpu : 0;
-		if (n == 0) {
-			eb_err("%s%s needs a GPU, and CUDA sees none (%s)",
-			       o->mem != EB_MEM_HOST ? "--mem " : "",
-			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem) : o->want_gpu, why);
-			return 2;
-		}
-		if (gpu >= n) {
-			eb_err("--gpu %d: CUDA sees %d GPU%s (0 to %d)", gpu, n, n == 1 ? "" : "s",
-			       n - 1);
-			return 2;
-		}
-	}
-	rc = eb_fabric_validate(&o->fab, a->np, 1);
-	if (rc == EB_OK && o->mem == EB_MEM_DEVICE && !o->staged)
-		rc = try_gpu_reg(o, o->gpu >= 0 ? o->gpu : 0);
-	return eb_exit_code(rc);
-}
-
-int eb_harness_probe(const struct eb_opts *o)
-{
-	struct probe_arg a = {o, o->np ? o->np : 2};
-	char none;
-	int code;
-
-	if (a.np < 2) {
-		eb_err("%s pairs rank 0 with every other rank: it needs --np 2 or more (got %d)",
-		       o->cmd->name, a.np);
-		return -2;
-	}
-	code = eb_launch_probe(validate, &a, &none, 1);
-	return code != 0 ? -code : a.np;
-}
-
-/* This rank's GPU: --gpu, else the local rank modulo the GPUs CUDA sees. */
-static int pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
-{
-	int n, rc;
-
-	c->user_bound = eb_topo_bound(); /* before we bind it ourselves */
-	c->mem = (enum eb_mem_kind)c->o->mem;
-	c->staged = c->o->staged;
-	c->serial = c->o->serial;
-	c->gpu = -1;
-	c->sel = c->staged		   ? EB_SEL_STAGED
-		 : c->mem == EB_MEM_DEVICE ? EB_SEL_DEVICE
-		 : c->mem == EB_MEM_PINNED ? EB_SEL_PINNED
-					   : EB_SEL_HOST;
-	if (c->mem == EB_MEM_HOST && c->o->want_gpu == NULL)
-		return EB_OK;
-	n = eb_mem_gpu_count();
-	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 && boot != NULL ? boot->local_rank % n : 0;
-	if (c->gpu >= n) {
-		eb_err("--mem %s: GPU %d does not exist (CUDA sees %d)", eb_mem_kind_name(c->mem),
-		       c->gpu, n);
-		return EB_EINVAL;
-	}
-	rc = eb_mem_use_gpu(c->gpu);
-	if (rc == EB_OK && eb_mem_gpu_pci(c->gpu, c->gpu_pci, sizeof(c->gpu_pci)) == EB_OK) {
-		/* Its NUMA node's cores, unless a launcher or taskset bound us already. */
-		char why[96];
-
-		if (eb_topo_bind(eb_topo_numa_of(c->gpu_pci), why, sizeof(why)) >= 0)
-			eb_dbg("GPU %d (%s): %s", c->gpu, c->gpu_pci, why);
-	}
-	return rc;
-}
-
-/* What rank 0 reports, besides the points: the selected variants, every rank's GPU and the
- * most particular registration path of all, resolved to names in run. */
-struct sheet {
-	struct eb_run run;
-	const struct eb_variant *vars[EB_MAX_VARIANTS];
-	int32_t *gpus;
-	enum eb_reg_path path;
-	char libfabric[16];
-};
-
-/* Every rank's GPU and registration path, for rank 0's header and files. */
-static int gather_mem(struct eb_ctx *c, struct sheet *sh)
-{
-	int32_t mine[2] = {c->gpu, (int32_t)c->path}, *all;
-	int r, rc;
-
-	all = malloc(sizeof(mine) * (size_t)c->nranks);
-	if (all == NULL)
-		return EB_ENOMEM;
-	rc = eb_boot_allgather(c->e->boot, mine, all, sizeof(mine), eb_engine_deadline(c->e));
-	for (r = 0; rc == EB_OK && r < c->nranks; r++) {
-		sh->gpus[r] = all[2 * r];
-		if (all[2 * r + 1] > (int32_t)sh->path)
-			sh->path = (enum eb_reg_path)all[2 * r + 1];
-	}
-	free(all);
-	sh->run.registration = eb_reg_path_name(sh->path);
-	return rc;
-}
-
-/* The variants selected and what the report names them; ref points into the selection. */
-static void describe_vars(const struct eb_bench *b, const struct eb_ctx *c, struct sheet *sh)
-{
-	const struct eb_variant *all = b->variants;
-	int v, w;
-
-	if (b->variants_of != NULL)
-		b->variants_of(c->o, &all);
-	sh->run.nvars = eb_harness_select(b, c->o, sh->vars);
-	for (v = 0; v < sh->run.nvars; v++) {
-		const struct eb_variant *x = sh->vars[v];
-		struct eb_run_var *rv = &sh->run.vars[v];
-
-		rv->name = x->name[c->sel];
-		rv->layout = eb_layout_name(x->layout);
-		rv->flow = x->flow;
-		rv->nics = c->e != NULL ? eb_variant_nics(c->e, x, c->nranks) : 0;
-		rv->ref = -1;
-		for (w = 0; x->ref > 0 && w < sh->run.nvars; w++)
-			if (sh->vars[w] == &all[x->ref - 1])
-				rv->ref = w;
-	}
-}
-
-/* The run's settings as the report shows them. */
-static void describe_run(const struct eb_ctx *c, struct sheet *sh)
-{
-	const struct eb_opts *o = c->o;
-	const struct eb_engine *e = c->e;
-	struct eb_run *r = &sh->run;
-	int ch;
-
-	r->bench = o->cmd->name;
-	r->summary = o->cmd->summary;
-	r->ranks = c->nranks;
-	r->launcher = e->boot->ops->name;
-	r->provider = e->prov;
-	r->link_gbps = e->chan[0].nic.link_gbps;
-	r->nchan = e->nchan < EB_RUN_CHANS ? e->nchan : EB_RUN_CHANS;
-	for (ch = 0; ch < r->nchan; ch++)
-		r->nics[ch] = e->chan[ch].nic.domain;
-	r->warmup = o->warmup;
-	r->iters = o->iters;
-	r->chunk = c->chunk;
-	r->window = c->window;
-	r->check = o->check;
-	r->timeout_s = o->fab.timeout_s;
-	r->yield = e->yield;
-	r->poll_asked = o->fab.poll != EB_POLL_AUTO;
-	r->host_ranks = e->host_ranks;
-	r->host_cores = e->cores;
-	r->cpu_map = o->cpu_map;
-	r->tsc = eb_ticks_tsc;
-	snprintf(sh->libfabric, sizeof(sh->libfabric), "%u.%u", FI_MAJOR(fi_version()),
-		 FI_MINOR(fi_version()));
-	r->libfabric = sh->libfabric;
-	r->mem = eb_mem_kind_name(c->mem);
-	r->staged = c->staged;
-	r->serial = c->serial;
-	r->gpus = sh->gpus;
-	r->nsizes = o->nsizes;
-	r->csv = o->csv;
-	r->json = o->json;
-}
-
 /* A benchmark that drives the loop itself: its GPU, the engine where it uses the fabric. */
 static int drive(const struct eb_bench *b, const struct eb_opts *o, struct eb_boot *boot)
 {
@@ -473,7 +233,7 @@ static int drive(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 			   .peer = -1};
 	struct eb_fabric_opts fab = o->fab;
 	struct eb_engine e;
-	int rc = pick_gpu(&c, boot);
+	int rc = eb_harness_pick_gpu(&c, boot);
 
 	if (rc != EB_OK)
 		return rc;
@@ -501,7 +261,7 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 	struct eb_engine e;
 	struct eb_ctx c = {
 	    .o = o, .boot = boot, .rank = boot->rank, .nranks = boot->size, .peer = -1};
-	struct sheet sh = {.run = {.metric = b->metric, .ranks = boot->size}};
+	struct eb_handover sh = {.run = {.metric = b->metric, .ranks = boot->size}};
 	struct eb_run *run = &sh.run;
 	struct eb_progress prog = {0};
 	struct eb_fabric_opts fab;
@@ -514,7 +274,7 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 			eb_err("%s needs at least 2 ranks; got %d", o->cmd->name, boot->size);
 		return EB_EINVAL;
 	}
-	rc = pick_gpu(&c, boot);
+	rc = eb_harness_pick_gpu(&c, boot);
 	if (rc != EB_OK)
 		return rc;
 	(void)eb_ticks_init();
@@ -526,9 +286,9 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 	c.e = &e;
 	e.misplace_chunk = (size_t)o->misplace_chunk;
 	eb_harness_tune(o, e.prov, &c.chunk, &c.window);
-	describe_run(&c, &sh);
-	describe_vars(b, &c, &sh);
-	rc = alloc_points(run);
+	eb_handover_run(&c, &sh);
+	eb_handover_vars(b, &c, &sh);
+	rc = eb_handover_points(run);
 	samples = calloc((size_t)o->iters, sizeof(*samples));
 	pooled = calloc((size_t)o->iters * (size_t)boot->size, sizeof(*pooled));
 	sh.gpus = calloc((size_t)boot->size, sizeof(*sh.gpus));
@@ -542,7 +302,7 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 		goto free_results;
 	rc = b->setup(&c);
 	if (rc == EB_OK)
-		rc = gather_mem(&c, &sh);
+		rc = eb_handover_mem(&c, &sh);
 	if (rc != EB_OK)
 		goto teardown;
 	if (c.rank == 0) {
@@ -594,7 +354,7 @@ free_results:
 	free(sh.gpus);
 	free(pooled);
 	free(samples);
-	free_points(run);
+	eb_handover_free(run);
 	eb_engine_close(&e);
 	return rc;
 }
