@@ -1,6 +1,6 @@
 /* Before and as a run starts: the launcher's probe (ranks, provider, NICs, GPUs and how GPU
  * memory registers, checked in a child before any rank forks) and each rank's GPU. */
-#include "harness.h"
+#include "probe.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "../core/log.h"
