@@ -2,7 +2,8 @@
  * travel through the bootstrap, and an initiating GPU copies into (write) or out of (read) a
  * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
  * receives the data checks every byte of it. */
-#include "ipc.h"
+#include "ipc_opts.h"
+#include "ipc_run.h"
 #include "bench.h"
 #include "loop.h"
 #include "efabench/boot.h"
@@ -39,419 +40,6 @@ static int ipc_drive(struct eb_ctx *c)
 }
 #else
 
-#define MAX_BATCH 100
-
-struct ipc_ctx {
-	const struct eb_opts *o;
-	const struct ipc_opts *io;
-	struct eb_boot *boot;
-	int rank, n;
-	struct eb_ik_gpu gpu;
-	int *ordinal;		  /* CUDA ordinal of each rank's GPU */
-	unsigned char *exp;	  /* exported: written by peers (write) or read by them (read) */
-	unsigned char *loc;	  /* private: the source of writes, the target of reads */
-	unsigned char **peer;	  /* each rank's exp mapped here (NULL for this rank) */
-	size_t stride, flags_off; /* bytes per slot; where the flags start in exp */
-	int nslots;		  /* one per peer when all GPUs run at once, else 1 */
-	struct eb_ik_timer *timer;
-	double *samples; /* the timed launches' (a warm-up's too, then thrown away) */
-	uint64_t epoch;
-	struct ipc_shape shapes[2 * EB_OPT_LIST_MAX * EB_OPT_LIST_MAX + 1];
-	int nshapes;
-	struct ipc_report rep; /* filled on rank 0 */
-};
-
-static uint64_t deadline(const struct ipc_ctx *c)
-{
-	return eb_deadline(c->o->fab.timeout_s);
-}
-
-static int barrier(void *arg)
-{
-	struct ipc_ctx *c = arg;
-
-	return eb_boot_barrier(c->boot, deadline(c));
-}
-
-/* The slot of `me`'s buffers that holds what it exchanges with `other`. */
-static size_t slot(const struct ipc_ctx *c, int me, int other)
-{
-	return c->nslots == 1 ? 0 : (size_t)((other - me - 1 + c->n) % c->n);
-}
-
-/* Links (initiator a, peer b) in phase p: one per phase, or every ordered pair at once. */
-static int nphases(const struct ipc_ctx *c)
-{
-	return c->io->pairs == IPC_EACH ? c->n * (c->n - 1) : 1;
-}
-
-static int nlinks(const struct ipc_ctx *c)
-{
-	return c->io->pairs == IPC_ALL ? c->n * (c->n - 1) : 1;
-}
-
-static void link_of(const struct ipc_ctx *c, int p, int k, int *a, int *b)
-{
-	int idx = c->io->pairs == IPC_EACH ? p : c->io->pairs == IPC_ALL ? k : 0;
-	int j = idx % (c->n - 1);
-
-	*a = idx / (c->n - 1);
-	*b = j >= *a ? j + 1 : j;
-}
-
-/* Link a -> b: data moves from its source holder to its destination holder. */
-struct link {
-	int a, b, src, dst;	/* ranks */
-	unsigned char *src_mem; /* the source, in the source holder's own memory */
-	unsigned char *dst_mem; /* the destination, in the destination holder's memory */
-	uint64_t *flag;		/* write: the completion flag, in the destination's memory */
-};
-
-static struct link describe(const struct ipc_ctx *c, int dir, int a, int b)
-{
-	struct link l = {.a = a, .b = b};
-
-	if (dir == IPC_WRITE) {
-		l.src = a;
-		l.dst = b;
-		l.src_mem = c->loc + slot(c, a, b) * c->stride;
-		l.dst_mem = c->exp + slot(c, b, a) * c->stride;
-		l.flag = (uint64_t *)(c->exp + c->flags_off) + slot(c, b, a);
-	} else {
-		l.src = b;
-		l.dst = a;
-		l.src_mem = c->exp + slot(c, b, a) * c->stride;
-		l.dst_mem = c->loc + slot(c, a, b) * c->stride;
-	}
-	return l;
-}
-
-static uint64_t seed(const struct link *l, uint64_t epoch)
-{
-	return eb_pattern_seed((uint32_t)l->src, (uint32_t)l->dst, epoch);
-}
-
-/* The op an initiator runs for link a -> b. */
-static struct eb_ik_op op_for(const struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int b,
-			      uint64_t size)
-{
-	struct eb_ik_op op = {.method = (enum eb_ik_method)sh->method,
-			      .grid = sh->grid,
-			      .block = sh->block,
-			      .len = size,
-			      .tma_chunk = c->io->tma_chunk,
-			      .tma_stages = c->io->tma_stages};
-	unsigned char *remote = c->peer[b] + slot(c, b, c->rank) * c->stride;
-	unsigned char *mine = c->loc + slot(c, c->rank, b) * c->stride;
-
-	if (dir == IPC_WRITE) {
-		op.src = mine;
-		op.dst = remote;
-		op.src_dev = c->gpu.ordinal;
-		op.dst_dev = c->ordinal[b];
-		if (sh->method != EB_IK_CE) {
-			op.flag = (uint64_t *)(c->peer[b] + c->flags_off) + slot(c, b, c->rank);
-			op.flag_val = c->epoch;
-		}
-	} else {
-		op.src = remote;
-		op.dst = mine;
-		op.src_dev = c->ordinal[b];
-		op.dst_dev = c->gpu.ordinal;
-	}
-	return op;
-}
-
-/* Source holders fill, destination holders poison (and clear the flag). */
-static int prepare(struct ipc_ctx *c, int dir, int p, uint64_t size, int fill_sources)
-{
-	int k, a, b, rc = EB_OK;
-
-	for (k = 0; k < nlinks(c) && rc == EB_OK; k++) {
-		struct link l;
-
-		link_of(c, p, k, &a, &b);
-		l = describe(c, dir, a, b);
-		if (fill_sources && c->rank == l.src)
-			rc = eb_gk_fill(l.src_mem, size, seed(&l, c->epoch), 0);
-		if (rc == EB_OK && c->rank == l.dst) {
-			rc = eb_gk_fill(l.dst_mem, size, seed(&l, EB_EPOCH_POISON), 0);
-			if (rc == EB_OK && l.flag != NULL)
-				rc = eb_ik_put_u64(l.flag, 0);
-		}
-	}
-	return rc;
-}
-
-/* Destination holders check every byte (and, for kernel writes, the completion flag). */
-static int verify(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p, uint64_t size,
-		  uint64_t *wrong)
-{
-	int k, a, b, rc = EB_OK;
-
-	for (k = 0; k < nlinks(c) && rc == EB_OK; k++) {
-		uint64_t w = 0, first = 0, flag = 0;
-		struct link l;
-
-		link_of(c, p, k, &a, &b);
-		l = describe(c, dir, a, b);
-		if (c->rank != l.dst)
-			continue;
-		if (c->o->corrupt_at >= 0 && (uint64_t)c->o->corrupt_at < size)
-			rc = eb_ik_flip(l.dst_mem, (size_t)c->o->corrupt_at);
-		if (rc == EB_OK)
-			rc = eb_gk_check(l.dst_mem, size, seed(&l, c->epoch), 0, &w, &first);
-		if (rc == EB_OK && w > 0)
-			eb_err("%s %s, GPU %d -> GPU %d: %llu wrong words of %llu, first at byte "
-			       "%llu",
-			       ipc_dir_name(dir), sh->name, l.src, l.dst, (unsigned long long)w,
-			       (unsigned long long)((size + 7) / 8), (unsigned long long)first);
-		if (rc == EB_OK && l.flag != NULL && sh->method != EB_IK_CE) {
-			rc = eb_ik_get_u64(l.flag, &flag);
-			if (rc == EB_OK && flag != c->epoch) {
-				eb_err("%s %s, GPU %d -> GPU %d: completion flag %llu, want %llu",
-				       ipc_dir_name(dir), sh->name, l.src, l.dst,
-				       (unsigned long long)flag, (unsigned long long)c->epoch);
-				w++;
-			}
-		}
-		*wrong += w;
-	}
-	return rc;
-}
-
-/* This rank's ops in phase p (as initiator); returns how many. */
-static int my_ops(const struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p,
-		  uint64_t size, struct eb_ik_op *ops)
-{
-	int k, a, b, n = 0;
-
-	for (k = 0; k < nlinks(c); k++) {
-		link_of(c, p, k, &a, &b);
-		if (a == c->rank)
-			ops[n++] = op_for(c, dir, sh, b, size);
-	}
-	return n;
-}
-
-struct ipart {
-	struct eb_stats st;
-	uint64_t wrong;
-	int32_t active, peer;
-};
-
-/* One phase as the one loop sees it: this rank's ops on a link set of a direction and shape. */
-struct iphase {
-	struct ipc_ctx *c;
-	int dir, p, nops, filled;
-	const struct ipc_shape *sh;
-	uint64_t size;
-	struct eb_ik_op ops[64];
-};
-
-/* Sources are filled once a phase; every start poisons the destinations again. */
-static int i_prepare(void *arg)
-{
-	struct iphase *ph = arg;
-	int rc = prepare(ph->c, ph->dir, ph->p, ph->size, !ph->filled);
-
-	ph->filled = 1;
-	return rc;
-}
-
-static int i_barrier(void *arg)
-{
-	return barrier(((struct iphase *)arg)->c);
-}
-
-/* n launches of every op, timed on the GPU (samples NULL: a warm-up, timed all the same). */
-static int i_run(void *arg, long n, double *samples, long *got)
-{
-	struct iphase *ph = arg;
-	struct ipc_ctx *c = ph->c;
-
-	*got = 0;
-	if (ph->nops == 0)
-		return EB_OK;
-	return eb_ik_run(c->timer, ph->ops, ph->nops, n, samples != NULL ? samples : c->samples,
-			 got, c->o->fab.timeout_s, c->io->pairs == IPC_ALL ? barrier : NULL, c);
-}
-
-static int i_verify(void *arg, uint64_t *wrong)
-{
-	struct iphase *ph = arg;
-
-	return verify(ph->c, ph->dir, ph->sh, ph->p, ph->size, wrong);
-}
-
-/* One phase: warm-up and the timed launches through the one loop, each verified; rank 0
- * gathers the groups. */
-static int phase(struct ipc_ctx *c, int dir, const struct ipc_shape *sh, int p, uint64_t size,
-		 struct ipc_meas *m)
-{
-	struct iphase ph = {.c = c, .dir = dir, .p = p, .sh = sh, .size = size};
-	struct eb_loop l = {.arg = &ph,
-			    .prepare = i_prepare,
-			    .align = i_barrier,
-			    .run = i_run,
-			    .settle = i_barrier,
-			    .verify = i_verify,
-			    .check = c->o->check};
-	struct ipart me = {.peer = -1}, *all = NULL;
-	int rc, r, a, b;
-	long got = 0;
-
-	c->epoch++;
-	ph.nops = my_ops(c, dir, sh, p, size, ph.ops);
-	rc = eb_loop_phase(&l, c->o->warmup, NULL, NULL, &me.wrong);
-	if (rc == EB_OK)
-		rc = eb_loop_phase(&l, c->o->iters, c->samples, &got, &me.wrong);
-	if (rc != EB_OK)
-		return rc;
-	if (ph.nops > 0) {
-		eb_stats_compute(c->samples, (size_t)got, &me.st);
-		me.active = 1;
-		if (c->io->pairs != IPC_ALL) {
-			link_of(c, p, 0, &a, &b);
-			me.peer = b;
-		}
-	}
-	all = calloc((size_t)c->n, sizeof(*all));
-	if (all == NULL)
-		return EB_ENOMEM;
-	rc = eb_boot_allgather(c->boot, &me, all, sizeof(me), deadline(c));
-	if (rc != EB_OK || c->rank != 0)
-		goto free_all;
-	for (r = 0; r < c->n; r++) {
-		m->wrong += all[r].wrong;
-		if (all[r].active)
-			m->groups[m->ngroups++] = (struct ipc_group){
-			    .initiator = r, .peer = all[r].peer, .st = all[r].st};
-	}
-free_all:
-	free(all);
-	return rc;
-}
-
-/* Every phase of one (direction, shape, size); rank 0 fills m. */
-static int measure(struct ipc_ctx *c, int dir, int shape, uint64_t size, struct ipc_meas *m)
-{
-	const struct ipc_shape *sh = &c->shapes[shape];
-	int p, g, rc = EB_OK;
-	double sum = 0;
-
-	memset(m, 0, sizeof(*m));
-	if (c->rank == 0) {
-		m->groups = calloc((size_t)c->n * (size_t)c->n, sizeof(*m->groups));
-		if (m->groups == NULL)
-			return EB_ENOMEM;
-	}
-	eb_dbg("%s %s %llu bytes", ipc_dir_name(dir), sh->name, (unsigned long long)size);
-	for (p = 0; p < nphases(c) && rc == EB_OK; p++)
-		rc = phase(c, dir, sh, p, size, m);
-	if (rc != EB_OK || c->rank != 0)
-		return rc;
-	for (g = 0; g < m->ngroups; g++)
-		sum += m->groups[g].st.mean;
-	m->valid = m->ngroups > 0;
-	m->t = m->ngroups > 0 ? sum / m->ngroups : 0;
-	m->bytes = (double)size * (c->io->pairs == IPC_ALL ? c->n - 1 : 1);
-	m->gbs = m->t > 0 ? m->bytes / m->t / 1e9 : 0;
-	return EB_OK;
-}
-
-static void add_shape(struct ipc_ctx *c, int method, int grid, int block)
-{
-	struct ipc_shape *s = &c->shapes[c->nshapes++];
-
-	s->method = method;
-	s->grid = grid;
-	s->block = block;
-	if (method == EB_IK_CE)
-		snprintf(s->name, sizeof(s->name), "CE");
-	else if (method == EB_IK_ST)
-		snprintf(s->name, sizeof(s->name), "st %dx%d", grid, block);
-	else
-		snprintf(s->name, sizeof(s->name), "tma %d", grid);
-}
-
-static void build_shapes(struct ipc_ctx *c)
-{
-	const struct ipc_opts *io = c->io;
-	int g, b;
-
-	if (io->methods & (1u << EB_IK_CE))
-		add_shape(c, EB_IK_CE, 0, 0);
-	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_ST)); g++)
-		for (b = 0; b < io->blocks.n; b++)
-			add_shape(c, EB_IK_ST, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms,
-				  io->blocks.v[b]);
-	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_TMA)); g++)
-		add_shape(c, EB_IK_TMA, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms, 32);
-}
-
-/* The sweep of one (direction, size), then a fresh CE and best-kernel pair. */
-static int run_size(struct ipc_ctx *c, int dir, int si)
-{
-	uint64_t size = c->o->sizes[si];
-	struct ipc_meas scratch = {0}, *m;
-	struct ipc_sum *sum = c->rank == 0 ? ipc_sum_at(&c->rep, dir, si) : NULL;
-	int s, best = -1, ce = -1, rc = EB_OK;
-	int32_t best_all[1];
-
-	for (s = 0; s < c->nshapes && rc == EB_OK; s++) {
-		m = c->rank == 0 ? ipc_sweep_at(&c->rep, dir, si, s) : &scratch;
-		rc = measure(c, dir, s, size, m);
-		if (c->rank != 0 || rc != EB_OK)
-			continue;
-		if (c->shapes[s].method == EB_IK_CE)
-			ce = s;
-		else if (best < 0 || m->gbs > ipc_sweep_at(&c->rep, dir, si, best)->gbs)
-			best = s;
-	}
-	if (rc != EB_OK)
-		return rc;
-	/* Rank 0 chose; everyone runs what it chose. */
-	if (c->rank != 0)
-		ce = c->shapes[0].method == EB_IK_CE ? 0 : -1;
-	best_all[0] = best;
-	{
-		int32_t *got = malloc(sizeof(int32_t) * (size_t)c->n);
-
-		if (got == NULL)
-			return EB_ENOMEM;
-		rc = eb_boot_allgather(c->boot, best_all, got, sizeof(int32_t), deadline(c));
-		best = got[0];
-		free(got);
-	}
-	if (rc == EB_OK && ce >= 0)
-		rc = measure(c, dir, ce, size, sum != NULL ? &sum->ce : &scratch);
-	if (rc == EB_OK && best >= 0)
-		rc = measure(c, dir, best, size, sum != NULL ? &sum->best : &scratch);
-	if (sum != NULL)
-		sum->best_shape = best;
-	if (c->rank != 0)
-		free(scratch.groups);
-	return rc;
-}
-
-/* The launch floor: empty kernels timed exactly as the copies are. */
-static int launch_floor(struct ipc_ctx *c, double *us)
-{
-	struct eb_ik_op op = {.method = EB_IK_EMPTY, .grid = 1, .block = 32};
-	struct eb_stats st;
-	long got = 0;
-	/* Rank 0 alone: no barrier before the gate opens, whatever --pairs says. */
-	int rc = eb_ik_run(c->timer, &op, 1, MAX_BATCH, c->samples, &got, c->o->fab.timeout_s, NULL,
-			   NULL);
-
-	if (rc == EB_OK) {
-		eb_stats_compute(c->samples, (size_t)got, &st);
-		*us = st.mean * 1e6;
-	}
-	return rc;
-}
-
 struct ginfo {
 	int32_t ordinal;
 	char pci[32];
@@ -471,7 +59,7 @@ static int exchange(struct ipc_ctx *c)
 	gethostname(me.host, sizeof(me.host) - 1);
 	rc = eb_ik_export(c->exp, me.handle);
 	if (rc == EB_OK)
-		rc = eb_boot_allgather(c->boot, &me, all, sizeof(me), deadline(c));
+		rc = eb_boot_allgather(c->boot, &me, all, sizeof(me), ipc_deadline(c));
 	for (r = 0; r < c->n && rc == EB_OK; r++) {
 		c->ordinal[r] = all[r].ordinal;
 		if (strcmp(all[r].host, me.host) != 0) {
@@ -558,33 +146,6 @@ static void free_report(struct ipc_ctx *c)
 	free(c->rep.sum);
 }
 
-static int run_all(struct ipc_ctx *c)
-{
-	int dir, si, rc = EB_OK;
-
-	if (c->rank == 0) {
-		rc = launch_floor(c, &c->rep.floor_us);
-		c->rep.ce_api = eb_ik_ce_api();
-		if (rc == EB_OK)
-			ipc_print_header(&c->rep);
-	}
-	for (dir = 0; dir < IPC_NDIRS && rc == EB_OK; dir++) {
-		if (!(c->io->dirs & (1u << dir)))
-			continue;
-		if (c->rank == 0)
-			ipc_print_dir(&c->rep, dir);
-		for (si = 0; si < c->o->nsizes && rc == EB_OK; si++) {
-			rc = run_size(c, dir, si);
-			if (rc == EB_OK && c->rank == 0)
-				ipc_print_row(&c->rep, dir, si);
-		}
-	}
-	if (rc != EB_OK || c->rank != 0)
-		return rc;
-	c->rep.ce_api = eb_ik_ce_api();
-	return ipc_finish(&c->rep);
-}
-
 static int ipc_drive(struct eb_ctx *ctx)
 {
 	struct eb_boot *boot = ctx->boot;
@@ -612,7 +173,7 @@ static int ipc_drive(struct eb_ctx *ctx)
 		rc = EB_ENOMEM;
 		goto free_host;
 	}
-	build_shapes(&c);
+	ipc_build_shapes(&c);
 	c.exp = eb_ik_alloc(region);
 	c.loc = eb_ik_alloc(c.flags_off);
 	if (c.exp == NULL || c.loc == NULL) {
@@ -626,14 +187,14 @@ static int ipc_drive(struct eb_ctx *ctx)
 	if (rc == EB_OK && c.rank == 0)
 		rc = alloc_report(&c);
 	if (rc == EB_OK)
-		rc = run_all(&c);
+		rc = ipc_run_all(&c);
 	/* Any other failure ends this rank now: the launcher tells the others which rank it
 	 * lost. A wrong payload is known on rank 0 alone, so every rank agrees on it first. */
 	if (rc == EB_OK || rc == EB_EVERIFY) {
-		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, deadline(&c)) == EB_OK)
+		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, ipc_deadline(&c)) == EB_OK)
 			rc = (int)worst;
 		/* Peers may still read this rank's buffer until everyone is done with it. */
-		if (barrier(&c) != EB_OK && rc == EB_OK)
+		if (ipc_barrier(&c) != EB_OK && rc == EB_OK)
 			rc = EB_EPEER;
 	}
 	close_peers(&c);

@@ -1,7 +1,7 @@
 /* `efabench ipc`: GPU-to-GPU copies over NVLink through CUDA IPC, one rank per GPU: its own
  * options; what it measures is src/report/ipc_view.h's to print. */
-#ifndef EB_BENCH_IPC_H
-#define EB_BENCH_IPC_H
+#ifndef EB_BENCH_IPC_OPTS_H
+#define EB_BENCH_IPC_OPTS_H
 
 #include "cmd.h"
 #include "../report/ipc_view.h"
