@@ -1,0 +1,85 @@
+#include "proxy_state.h"
+#include "efabench/status.h"
+#include "efabench/topo.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <stdlib.h>
+
+/* ---- CPU-initiated writes ---- */
+
+/* One put as the CPU issues it: chunks over the variant's channels, then its completions. */
+static int cpu_put(struct eb_ctx *c, struct pstate *st)
+{
+	struct eb_xfer *xs[64];
+	int k,
+	    n = eb_layout_write(c->var->layout, st->x, c->e->nchan, 0, c->peer,
+				eb_payload_at(&st->src, 0), c->bytes, c->chunk, st->src_mr,
+				&st->rkeys[(size_t)c->peer * (size_t)c->e->nchan], 0, EB_IMM(0, 0));
+
+	for (k = 0; k < n; k++)
+		xs[k] = &st->x[k];
+	return eb_xfer_wait(xs, n, EB_DEADLINE_LAZY);
+}
+
+/* n single-chunk writes with a window of them in flight, the way small messages go fastest. */
+static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
+{
+	struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)c->e->nchan];
+
+	return eb_xfer_burst(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
+			     st->src_mr[0].desc, k[0].addr, k[0].key, EB_IMM(0, 0), n, st->window,
+			     eb_engine_deadline(c->e));
+}
+
+/* The target of a CPU-initiated phase: every chunk of n puts counted on its channel. */
+static int cpu_target(struct eb_ctx *c, struct pstate *st, long n)
+{
+	int ch, nw, rc = EB_OK;
+	long i;
+
+	/* A put at a time, each with its own deadline: the phase may outlast --timeout, a
+	 * silent rank 0 may not. */
+	for (i = 0; i < n && rc == EB_OK; i++) {
+		for (ch = 0, nw = 0; ch < c->e->nchan; ch++) {
+			uint64_t k = (c->var->tag & 0xff) == T_CPU_RATE
+					 ? (ch == 0 ? 1 : 0)
+					 : eb_layout_chunks(c->var->layout, c->e->nchan, 0, c->rank,
+							    c->bytes, c->chunk, ch);
+
+			if (k == 0)
+				continue;
+			st->expect[ch] += k;
+			st->waits[nw++] =
+			    (struct eb_imm_wait){.peer = 0, .chan = ch, .count = st->expect[ch]};
+		}
+		rc = eb_xfer_wait_imm(c->e, NULL, 0, st->waits, nw, EB_DEADLINE_LAZY);
+	}
+	return rc;
+}
+
+int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples)
+{
+	uint64_t t0 = eb_now_ns(), t;
+	long i;
+	int rc;
+
+	if (c->role == EB_ROLE_TARGET)
+		return cpu_target(c, st, n);
+	if ((c->var->tag & 0xff) == T_CPU_RATE) {
+		rc = cpu_rate(c, st, n);
+		for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)
+			samples[i] = (double)(eb_now_ns() - t0) * 1e-9 / (double)n;
+		return rc;
+	}
+	for (i = 0; i < n; i++) {
+		rc = cpu_put(c, st);
+		if (rc != EB_OK)
+			return rc;
+		t = eb_now_ns();
+		if (samples != NULL)
+			samples[i] = (double)(t - t0) * 1e-9;
+		t0 = t;
+	}
+	return EB_OK;
+}
