@@ -10,26 +10,13 @@
 #include "cmd.h"
 #include "efabench/engine.h"
 #include "efabench/mem.h"
-#include "../report/matrix_view.h"
+#include "pairs_cell.h"
 
 #include <stdint.h>
 
 /* Rounds of the tournament for n ranks, and rank's partner in a round (-1: it sits out). */
 int eb_pairs_rounds(int n);
 int eb_pairs_partner(int n, int round, int rank);
-
-struct eb_pairs;
-
-/* Buffers of size bytes of kind mem on every channel, keys exchanged (collective). */
-int eb_pairs_open(struct eb_pairs **p, struct eb_engine *e, size_t size, enum eb_mem_kind mem,
-		  size_t chunk, int window);
-void eb_pairs_close(struct eb_pairs *p);
-
-/* Measure me <-> peer on chan: me writes when initiator, else it is the target. Both sides
- * call it with the same arguments but `initiator`; the initiator fills out (the target fills
- * out->wrong). iters writes of size (after warm writes), lat_iters 8-byte round trips. */
-int eb_pairs_cell(struct eb_pairs *p, int peer, int initiator, int chan, long warm, long iters,
-		  long lat_iters, double timeout_s, struct eb_cell *out);
 
 /* A schedule: the first `rounds` rounds of the tournament (eb_pairs_rounds for every pair),
  * each channel, both directions; per cell `warm` + `iters` writes and `lat_iters` 8-byte
