@@ -14,10 +14,8 @@ struct sendrecv_state {
 	struct eb_xfer tx, rx;
 	size_t chunk;
 	int rx_armed;
-	/* A message that is one operation, unstaged, skips the transfers: its send and receive
-	 * go straight to the engine (req[0], req[1]), the path small messages' latency takes. */
-	int direct, ahead; /* ahead: rank 0's next message is already posted */
-	struct eb_req req[2];
+	int pipeline; /* unstaged, without --check: rank 0 may post its next message early */
+	int ahead;    /* rank 0's next message is posted already */
 };
 
 static int sendrecv_setup(struct eb_ctx *c)
@@ -66,38 +64,31 @@ static void sendrecv_teardown(struct eb_ctx *c)
 	c->priv = NULL;
 }
 
-/* Post the receive of the peer's next message (as much of it as the window allows). */
+/* Post the receive of the peer's next message (as much of it as the window allows; a message
+ * of one operation goes straight to the engine). */
 static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
 {
-	struct eb_engine *e = c->e;
 	int rc;
 
 	if (st->rx_armed)
 		return EB_OK;
 	st->rx_armed = 1;
-	if (st->direct)
-		return eb_post_retry(e, &st->req[1],
-				     eb_post_recv(e, &st->req[1], 0, c->peer, st->in.pay.ptr,
-						  c->bytes, st->in_mr.desc));
 	eb_xfer_recv(&st->rx, 0, c->peer, eb_payload_at(&st->in, 0), c->bytes, st->chunk,
 		     st->in_mr.desc);
 	rc = eb_payload_stage(c, &st->in, &st->rx, 1);
 	return rc == EB_OK ? eb_xfer_step(&st->rx) : rc;
 }
 
-/* Arm the send of this rank's message (staged: copied from the GPU as it goes); direct, post
- * it. */
+/* This rank's message (staged: copied from the GPU as it goes), posted as far as the window
+ * allows: a message of one operation goes out at once. */
 static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
 {
-	struct eb_engine *e = c->e;
+	int rc;
 
-	if (st->direct)
-		return eb_post_retry(e, &st->req[0],
-				     eb_post_send(e, &st->req[0], 0, c->peer, st->out.pay.ptr,
-						  c->bytes, st->out_mr.desc));
 	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
 		     st->out_mr.desc);
-	return eb_payload_stage(c, &st->out, &st->tx, 1);
+	rc = eb_payload_stage(c, &st->out, &st->tx, 1);
+	return rc == EB_OK ? eb_xfer_step(&st->tx) : rc;
 }
 
 static int sendrecv_prepare(struct eb_ctx *c)
@@ -115,7 +106,7 @@ static int sendrecv_prepare(struct eb_ctx *c)
 	rc = eb_payload_fill(c, &st->out, 0, c->bytes, &out);
 	if (rc == EB_OK)
 		rc = eb_payload_fill(c, &st->in, 0, c->bytes, &in);
-	st->direct = !st->out.staged && !st->in.staged && c->bytes <= st->chunk;
+	st->pipeline = !st->out.staged && !st->in.staged && !c->o->check;
 	st->ahead = 0;
 	/* Posted before the barrier that precedes the first send. */
 	return rc == EB_OK ? arm_rx(c, st) : rc;
@@ -127,8 +118,7 @@ static int wait(struct eb_ctx *c, struct sendrecv_state *st, int tx, int rx)
 	struct eb_xfer *xs[2] = {&st->tx, &st->rx};
 	int first = tx ? 0 : 1, n = tx + rx;
 
-	return st->direct ? eb_req_wait_all(c->e, st->req + first, (size_t)n, EB_DEADLINE_LAZY)
-			  : eb_xfer_wait(xs + first, n, EB_DEADLINE_LAZY);
+	return eb_xfer_wait(xs + first, n, EB_DEADLINE_LAZY);
 }
 
 /* This rank's message, then the receive of the peer's: the reply cannot come sooner than a
@@ -138,8 +128,6 @@ static int send_first(struct eb_ctx *c, struct sendrecv_state *st)
 {
 	int rc = arm_tx(c, st);
 
-	if (rc == EB_OK && !st->direct)
-		rc = eb_xfer_step(&st->tx);
 	return rc == EB_OK ? arm_rx(c, st) : rc;
 }
 
@@ -156,11 +144,11 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 		if (rc == EB_OK)
 			rc = wait(c, st, 1, 1);
 		st->rx_armed = 0;
-		/* Direct, the next message goes out as soon as the reply is in, before the
-		 * harness's timestamp: an iteration then runs from one send to the next, and no
-		 * clock read sits between the reply and the next send. Not with --check, whose
+		/* The next message goes out as soon as the reply is in, before the harness's
+		 * timestamp: an iteration then runs from one send to the next, and no clock read
+		 * sits between the reply and the next send. Not staged, nor with --check, whose
 		 * next iteration prepares and verifies first. */
-		if (rc == EB_OK && st->direct && i + 1 < c->iters && !c->o->check) {
+		if (rc == EB_OK && st->pipeline && i + 1 < c->iters) {
 			rc = send_first(c, st);
 			st->ahead = rc == EB_OK;
 		}
@@ -173,8 +161,6 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 	/* Reply, then the next receive (never past the phase, which would leave a receive posted
 	 * into the next one). */
 	rc = arm_tx(c, st);
-	if (rc == EB_OK && !st->direct)
-		rc = eb_xfer_step(&st->tx);
 	if (rc == EB_OK && i + 1 < c->iters)
 		rc = arm_rx(c, st);
 	return rc == EB_OK ? wait(c, st, 1, 0) : rc;

@@ -26,11 +26,9 @@ struct write_state {
 	struct eb_xfer **all; /* what one iteration waits for */
 	uint64_t *expect;     /* target: chunks rank 0 has written per channel so far */
 	struct eb_imm_wait *waits;
-	/* One write of one chunk to one target, unstaged: it and the acknowledgement go straight
-	 * to the engine (req[0] the write or the acknowledgement's send, req[1] its receive),
-	 * the path small writes' latency takes. */
-	int direct, ahead; /* ahead: the next write is already posted */
-	struct eb_req req[2];
+	int nall;     /* transfers in all[] */
+	int pipeline; /* unstaged, without --check: the next iteration may be posted early */
+	int ahead;    /* rank 0: the next iteration's transfers are posted already */
 };
 
 static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
@@ -159,73 +157,55 @@ static int write_prepare(struct eb_ctx *c)
 		rc = eb_payload_fill(c, &st->dst, 0, c->bytes, &p);
 	}
 	st->ahead = 0;
-	st->direct = c->var->layout == EB_LAYOUT_SINGLE && c->peer >= 0 && c->bytes <= c->chunk &&
-		     !st->src.staged && c->land == NULL && c->e->misplace_chunk == 0;
+	st->pipeline = !st->src.staged && !c->o->check;
 	return rc;
 }
 
-/* Rank 0, direct: the write, then the acknowledgement's receive (it cannot come sooner than a
- * round trip, so it is posted in time and the post stays off the path). */
-static int post_direct(struct eb_ctx *c, struct write_state *st)
+/* Rank 0: this iteration's writes to every target, then the acknowledgements' receives (they
+ * cannot come sooner than a round trip, so they are posted in time and their posts stay off
+ * the path), each posted as far as its window allows: a one-chunk write goes out at once. */
+static int init_post(struct eb_ctx *c, struct write_state *st)
 {
 	struct eb_engine *e = c->e;
-	const struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)e->nchan];
-	int rc;
+	int k, i, n = 0, nx = e->nchan, rc = EB_OK;
 
-	rc = eb_post_retry(e, &st->req[0],
-			   eb_post_write(e, &st->req[0], 0, c->peer,
-					 eb_payload_at(&st->src, (size_t)c->peer * st->slot),
-					 c->bytes, st->src_mr[0].desc, k->addr, k->key,
-					 EB_IMM(0, c->epoch)));
-	if (rc == EB_OK)
-		rc = eb_post_retry(e, &st->req[1],
-				   eb_post_recv(e, &st->req[1], 0, c->peer, &st->ack_in[c->peer],
-						sizeof(*st->ack_in), st->ack_in_mr.desc));
-	return rc;
-}
-
-/* The next write goes out as soon as this one is acknowledged, before the harness's timestamp:
- * an iteration then runs from one post to the next, and no clock read sits between the
- * acknowledgement and the next write. Not with --check, whose next iteration prepares and
- * verifies first. */
-static int init_direct(struct eb_ctx *c, struct write_state *st, long i)
-{
-	int rc = st->ahead ? EB_OK : post_direct(c, st);
-
-	st->ahead = 0;
-	if (rc == EB_OK)
-		rc = eb_req_wait_all(c->e, st->req, 2, EB_DEADLINE_LAZY);
-	if (rc == EB_OK && i + 1 < c->iters && !c->o->check) {
-		rc = post_direct(c, st);
-		st->ahead = rc == EB_OK;
-	}
-	return rc;
-}
-
-static int init_iter(struct eb_ctx *c, struct write_state *st)
-{
-	struct eb_engine *e = c->e;
-	int k, n = 0, nx = e->nchan, rc;
-
-	for (k = first_target(c); k <= last_target(c); k++) {
+	for (k = first_target(c); k <= last_target(c) && rc == EB_OK; k++) {
 		struct eb_xfer *xs = &st->x[(size_t)k * (size_t)nx];
-		int i, armed;
+		int armed = eb_layout_write(
+		    c->var->layout, xs, nx, 0, k, eb_payload_at(&st->src, (size_t)k * st->slot),
+		    c->bytes, c->chunk, st->src_mr, &st->rkeys[(size_t)k * (size_t)nx], 0,
+		    EB_IMM(0, c->epoch));
 
-		eb_xfer_recv(&st->ack[k], 0, k, &st->ack_in[k], sizeof(*st->ack_in),
-			     sizeof(*st->ack_in), st->ack_in_mr.desc);
-		/* The acknowledgement's receive goes first, so it is posted before any write. */
-		st->all[n++] = &st->ack[k];
-		armed = eb_layout_write(c->var->layout, xs, nx, 0, k,
-					eb_payload_at(&st->src, (size_t)k * st->slot), c->bytes,
-					c->chunk, st->src_mr, &st->rkeys[(size_t)k * (size_t)nx], 0,
-					EB_IMM(0, c->epoch));
 		rc = eb_payload_stage(c, &st->src, xs, armed);
-		if (rc != EB_OK)
-			return rc;
 		for (i = 0; i < armed; i++)
 			st->all[n++] = &xs[i];
 	}
-	return eb_xfer_wait(st->all, n, EB_DEADLINE_LAZY);
+	for (k = first_target(c); k <= last_target(c); k++) {
+		eb_xfer_recv(&st->ack[k], 0, k, &st->ack_in[k], sizeof(*st->ack_in),
+			     sizeof(*st->ack_in), st->ack_in_mr.desc);
+		st->all[n++] = &st->ack[k];
+	}
+	st->nall = n;
+	for (i = 0; i < n && rc == EB_OK; i++)
+		rc = eb_xfer_step(st->all[i]);
+	return rc;
+}
+
+/* Unstaged and without --check, the next iteration's writes go out as soon as this one is
+ * acknowledged, before the harness's timestamp: an iteration then runs from one post to the
+ * next, and no clock read sits between the acknowledgement and the next write. */
+static int init_iter(struct eb_ctx *c, struct write_state *st, long i)
+{
+	int rc = st->ahead ? EB_OK : init_post(c, st);
+
+	st->ahead = 0;
+	if (rc == EB_OK)
+		rc = eb_xfer_wait(st->all, st->nall, EB_DEADLINE_LAZY);
+	if (rc == EB_OK && st->pipeline && i + 1 < c->iters) {
+		rc = init_post(c, st);
+		st->ahead = rc == EB_OK;
+	}
+	return rc;
 }
 
 static int ack(struct eb_ctx *c, struct write_state *st);
@@ -254,16 +234,7 @@ static int target_iter(struct eb_ctx *c, struct write_state *st)
 /* Tell rank 0 that everything it wrote has landed. */
 static int ack(struct eb_ctx *c, struct write_state *st)
 {
-	struct eb_engine *e = c->e;
-	int rc;
-
 	st->ack_out = st->expect[0];
-	if (st->direct) {
-		rc = eb_post_retry(e, &st->req[0],
-				   eb_post_send(e, &st->req[0], 0, 0, &st->ack_out,
-						sizeof(st->ack_out), st->ack_out_mr.desc));
-		return rc == EB_OK ? eb_req_wait(e, &st->req[0], EB_DEADLINE_LAZY) : rc;
-	}
 	eb_xfer_send(&st->ack[0], 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
 		     st->ack_out_mr.desc);
 	st->all[0] = &st->ack[0];
@@ -275,7 +246,7 @@ static int write_iter(struct eb_ctx *c, long i)
 	struct write_state *st = c->priv;
 
 	if (c->role == EB_ROLE_INIT)
-		return st->direct ? init_direct(c, st, i) : init_iter(c, st);
+		return init_iter(c, st, i);
 	if (c->role == EB_ROLE_TARGET)
 		return target_iter(c, st);
 	return EB_OK;

@@ -31,6 +31,7 @@ int eb_xfer_init(struct eb_xfer *x, struct eb_engine *e, int window)
 	memset(x, 0, sizeof(*x));
 	x->e = e; /* on_done and owner are the caller's to set after init */
 	x->window = window;
+	x->nfree = -1; /* the first arm builds the stack of free requests */
 	x->reqs = calloc((size_t)window, sizeof(*x->reqs));
 	x->free_slots = calloc((size_t)window, sizeof(*x->free_slots));
 	if (x->reqs == NULL || x->free_slots == NULL) {
@@ -80,6 +81,10 @@ static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void
 	x->status = EB_OK;
 	x->stage = NULL; /* eb_xfer_stage turns it on for this transfer */
 	x->staged = x->copied = 0;
+	/* A finished transfer gave every request back (in any order, which is as good): only a
+	 * failed one needs its stack rebuilt. Re-arming a one-chunk transfer stays O(1). */
+	if (x->nfree == x->window)
+		return;
 	x->nfree = x->window;
 	for (i = 0; i < x->window; i++)
 		x->free_slots[i] = x->window - 1 - i;
