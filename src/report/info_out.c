@@ -138,7 +138,6 @@ static void head_versions(struct eb_rec *h, const struct eb_facts *x)
 	char ver[32];
 
 	eb_rec_str(h, "efabench", x->v.efabench);
-	eb_rec_str(h, "bench", "info");
 	eb_rec_obj(h, "libfabric");
 	snprintf(ver, sizeof(ver), "%u.%u", x->v.fi_major, x->v.fi_minor);
 	eb_rec_str(h, "runtime", ver);
