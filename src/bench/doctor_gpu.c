@@ -129,7 +129,8 @@ static void registration(const struct eb_opts *o, const char *prov, int single_h
 
 	eb_mem_gpu_caps(0, &db, &gdr);
 	if (eb_gpu_reg_probe(prov, &o->fab, single_host, 0, &r) != EB_OK)
-		eb_check_add(s, "gpu memory", need, 0, 0, "%s", r.why);
+		eb_check_add(s, "gpu memory", r.state == EB_GREG_FAILED ? EB_FAIL : need, 0, 0,
+			     "%s", r.why);
 	else
 		eb_check_add(s, "gpu memory", EB_PASS, 0, 0,
 			     "%s registers GPU memory: DMA-BUF %s, FI_HMEM_CUDA %s "
