@@ -42,6 +42,8 @@ const char *eb_mem_gpu_absent(void);
 
 /* The GPU's PCI address as sysfs spells it ("0000:53:00.0"); EB_ENOTSUP without CUDA. */
 int eb_mem_gpu_pci(int gpu, char *bdf, size_t len);
+/* The GPU's name and multiprocessor count; EB_ENOTSUP without CUDA. */
+int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms);
 
 /* Make `gpu` this process's CUDA device (before any device or pinned allocation). */
 int eb_mem_use_gpu(int gpu);

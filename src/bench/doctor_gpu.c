@@ -2,10 +2,9 @@
  * the provider registers GPU memory, then the copy engines between every pair and each GPU's
  * floor. Run by one rank per host. */
 #include "checks.h"
-#include "efabench/chan.h"
 #include "efabench/fabric.h"
+#include "efabench/facts.h"
 #include "efabench/mem.h"
-#include "efabench/mr.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "../gpu/ce.h"
@@ -126,52 +125,19 @@ static void nearest_nics(const struct eb_opts *o, const char *prov, int single_h
 static void registration(const struct eb_opts *o, const char *prov, int single_host,
 			 struct eb_checks *s)
 {
-	struct eb_fabric_opts fo = o->fab;
-	int need = strcmp(prov, "efa") == 0 ? EB_FAIL : EB_WARN, db, gdr, n, tried_db, tried_hm;
-	struct fi_info *list = NULL;
-	struct eb_mem m = {.dmabuf_fd = -1};
-	struct eb_nic *nics;
-	struct eb_chan ch;
-	uint32_t v = fi_version();
+	int need = strcmp(prov, "efa") == 0 ? EB_FAIL : EB_WARN, db, gdr;
+	struct eb_gpu_reg r;
 
 	eb_mem_gpu_caps(0, &db, &gdr);
-	if (eb_fabric_query(prov, 1, &list) != EB_OK || list == NULL) {
-		eb_check_add(s, "gpu memory", need, 0, 0,
-			     "libfabric %u.%u's %s offers no FI_HMEM: GPU buffers only through "
-			     "--staged",
-			     FI_MAJOR(v), FI_MINOR(v), prov);
-		return;
-	}
-	fi_freeinfo(list);
-	fo.hmem = 1;
-	if (eb_mem_use_gpu(0) != EB_OK ||
-	    eb_mem_alloc(&m, EB_MEM_DEVICE, 1u << 16, "a probe buffer") != EB_OK) {
-		eb_check_add(s, "gpu memory", EB_FAIL, 0, 0, "cannot allocate memory on GPU 0");
-		return;
-	}
-	if (eb_fabric_nics(prov, &fo, single_host, &nics, &n) != EB_OK)
-		goto free_mem;
-	if (eb_chan_open(&ch, &nics[0], 0, 1) == EB_OK) {
-		tried_db = eb_mr_try_gpu(&ch, &m, EB_REG_DMABUF);
-		tried_hm = eb_mr_try_gpu(&ch, &m, EB_REG_HMEM_CUDA);
-		if (tried_db != EB_OK && tried_hm != EB_OK)
-			eb_check_add(s, "gpu memory", need, 0, 0,
-				     "libfabric %u.%u lists FI_HMEM for %s but registers no GPU "
-				     "memory: built without CUDA (AWS's EFA installer ships one "
-				     "with it)",
-				     FI_MAJOR(v), FI_MINOR(v), prov);
-		else
-			eb_check_add(s, "gpu memory", EB_PASS, 0, 0,
-				     "%s registers GPU memory: DMA-BUF %s, FI_HMEM_CUDA %s "
-				     "(driver: DMA-BUF %s, GPUDirect RDMA %s)",
-				     prov, tried_db == EB_OK ? "yes" : "no",
-				     tried_hm == EB_OK ? "yes" : "no", db > 0 ? "yes" : "no",
-				     gdr > 0 ? "yes" : "no");
-		eb_chan_close(&ch);
-	}
-	eb_fabric_free_nics(nics, n);
-free_mem:
-	eb_mem_free(&m);
+	if (eb_gpu_reg_probe(prov, &o->fab, single_host, 0, &r) != EB_OK)
+		eb_check_add(s, "gpu memory", r.state == EB_GREG_FAILED ? EB_FAIL : need, 0, 0,
+			     "%s", r.why);
+	else
+		eb_check_add(s, "gpu memory", EB_PASS, 0, 0,
+			     "%s registers GPU memory: DMA-BUF %s, FI_HMEM_CUDA %s "
+			     "(driver: DMA-BUF %s, GPUDirect RDMA %s)",
+			     prov, r.dmabuf ? "yes" : "no", r.hmem_cuda ? "yes" : "no",
+			     db > 0 ? "yes" : "no", gdr > 0 ? "yes" : "no");
 }
 
 /* Copy-engine bandwidth from each GPU to every other, against the slower end's NVLink

@@ -2,6 +2,7 @@
  * provider, the NICs and their links, the locked-memory limit, huge pages; then the GPUs. */
 #include "checks.h"
 #include "efabench/fabric.h"
+#include "efabench/facts.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 
@@ -122,12 +123,14 @@ static int instance_nics(char *type, size_t len)
 
 static void check_libfabric(struct eb_checks *s)
 {
-	uint32_t v = fi_version();
-	int old = v < FI_VERSION(1, 17);
+	struct eb_versions v;
+	int old;
 
+	eb_versions_get(&v);
+	old = FI_VERSION(v.fi_major, v.fi_minor) < FI_VERSION(1, 17);
 	eb_check_add(s, "libfabric", old ? EB_FAIL : EB_PASS, 0, 0,
-		     "runtime %u.%u, built against %u.%u%s", FI_MAJOR(v), FI_MINOR(v),
-		     FI_MAJOR_VERSION, FI_MINOR_VERSION,
+		     "runtime %u.%u, built against %u.%u%s", v.fi_major, v.fi_minor,
+		     v.fi_built_major, v.fi_built_minor,
 		     old ? ": efabench needs 1.17 or later" : "");
 }
 

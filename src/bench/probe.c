@@ -1,6 +1,7 @@
 /* Before and as a run starts: the launcher's probe (ranks, provider, NICs, GPUs and how GPU
  * memory registers, checked in a child before any rank forks) and each rank's GPU. */
 #include "probe.h"
+#include "efabench/facts.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "../core/log.h"
@@ -17,35 +18,21 @@ struct probe_arg {
  * every rank will take, known (or refused, with the provider named) before any starts. */
 static int try_gpu_reg(const struct eb_opts *o, int gpu)
 {
-	struct eb_nic *nics;
-	struct eb_chan ch;
-	struct eb_mem m;
-	struct eb_mr mr;
+	struct eb_gpu_reg r;
 	char prov[32];
-	int n, rc;
+	int rc;
 
 	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
-	if (rc == EB_OK)
-		rc = eb_fabric_nics(prov, &o->fab, 1, &nics, &n);
 	if (rc != EB_OK)
 		return rc;
-	rc = eb_mem_use_gpu(gpu);
-	if (rc == EB_OK)
-		rc = eb_chan_open(&ch, &nics[0], 0, 1);
-	if (rc != EB_OK)
-		goto free_nics;
-	rc = eb_mem_alloc(&m, EB_MEM_DEVICE, 1u << 16, "a probe buffer");
+	rc = eb_gpu_reg_probe(prov, &o->fab, 1, gpu, &r);
 	if (rc == EB_OK) {
-		rc = eb_mr_reg_mem(&ch, &m, 0, m.len, FI_WRITE | FI_REMOTE_WRITE, &mr);
-		if (rc == EB_OK)
-			eb_dbg("GPU memory registers on %s through %s", prov,
-			       eb_reg_path_name(mr.path));
-		eb_mr_dereg(&mr);
-		eb_mem_free(&m);
+		eb_dbg("GPU memory registers on %s through %s", prov,
+		       eb_reg_path_name(r.dmabuf ? EB_REG_DMABUF : EB_REG_HMEM_CUDA));
+		return EB_OK;
 	}
-	eb_chan_close(&ch);
-free_nics:
-	eb_fabric_free_nics(nics, n);
+	if (r.state != EB_GREG_FAILED) /* a failed call has said why */
+		eb_err("--mem device: %s", r.why);
 	return rc == EB_ENOTSUP ? EB_EINVAL : rc;
 }
 

@@ -65,7 +65,7 @@ static int check_writable(const char *opt, const char *path)
 	int existed, fail = 0;
 	FILE *f;
 
-	if (path == NULL)
+	if (path == NULL || strcmp(path, "-") == 0) /* "-": stdout */
 		return EB_OK;
 	if (path[0] == '\0') {
 		eb_err("%s needs a file name", opt);

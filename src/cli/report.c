@@ -1,7 +1,7 @@
 /* efabench report: run a set of benchmarks with this binary, keep each one's table (as
  * Markdown), JSON and figures in one folder, and write an index.md saying on which machine,
  * with which libfabric, provider, GPUs and NICs, and by which exact command lines. */
-#include "tool.h"
+#include "report.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "../core/clock.h"
@@ -10,12 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_RUNS 16
-#define LINE	 1024
+#define LINE	 EB_RLINE
 
 extern const struct eb_cmd eb_cmd_report, eb_cmd_write, eb_cmd_sendrecv, eb_cmd_alltoall,
     eb_cmd_queue, eb_cmd_proxy, eb_cmd_ipc, eb_cmd_matrix;
@@ -29,28 +27,6 @@ static const struct eb_cmd *const benches[] = {&eb_cmd_write, &eb_cmd_sendrecv, 
 #define NDEFAULT    5
 #define DEFAULT_MIN "4K"
 #define DEFAULT_MAX "16M"
-
-struct ropts {
-	const char *out, *begin, *end, *iters, *provider;
-	int np;
-};
-
-struct run {
-	const struct eb_cmd *cmd;
-	char json[EB_TOOL_PATH];
-	char cmdline[LINE * 2];
-	char skipped[128]; /* why it did not run; "" when it ran */
-	int code;
-	double secs;
-};
-
-struct machine {
-	char host[256], cpu[256], kernel[600], date[64], self[EB_TOOL_PATH];
-	char libfabric[LINE], cuda[LINE], gpus_text[LINE * 4];
-	char provider[64], nics_used[LINE], nics_info[LINE * 2];
-	long cpus;
-	int gpus;
-};
 
 /* The sweep every benchmark that takes sizes gets: -b alone above the default largest size (or
  * -e alone below the default smallest) moves the other end to it. EB_EINVAL after one line. */
@@ -73,23 +49,15 @@ static int check_sizes(struct ropts *ro)
 	return EB_OK;
 }
 
-/* Keep -b/-e/-n as typed (they go to every benchmark that takes them), checked now. */
-static int parse_size_text(const struct eb_opt *o, const char *arg, void *field, char *want,
-			   size_t len)
+/* Keep -b/-e/-n as typed (they go to every benchmark that takes them), checked now: a size
+ * (value "S") as sizes are, a count (value "N") as counts are. */
+static int parse_as_typed(const struct eb_opt *o, const char *arg, void *field, char *want,
+			  size_t len)
 {
-	uint64_t v;
-	int rc = eb_opt_size(o, arg, &v, want, len);
-
-	if (rc == EB_OK)
-		*(const char **)field = arg;
-	return rc;
-}
-
-static int parse_count_text(const struct eb_opt *o, const char *arg, void *field, char *want,
-			    size_t len)
-{
-	long v;
-	int rc = eb_opt_lng(o, arg, &v, want, len);
+	uint64_t size;
+	long count;
+	int rc = strcmp(o->arg, "S") == 0 ? eb_opt_size(o, arg, &size, want, len)
+					  : eb_opt_lng(o, arg, &count, want, len);
 
 	if (rc == EB_OK)
 		*(const char **)field = arg;
@@ -104,11 +72,11 @@ static const struct eb_opt report_opts[] = {
     {"np", 0, "N", eb_opt_num, R(np), 2, 64, "ranks of the benchmarks that take them (default 2)"},
     {"provider", 0, "P", eb_opt_str, R(provider), 0, 0,
      "libfabric provider (default: efabench's own choice)"},
-    {"minbytes", 'b', "S", parse_size_text, R(begin), 1, (double)(1ull << 40),
+    {"minbytes", 'b', "S", parse_as_typed, R(begin), 1, (double)(1ull << 40),
      "smallest size of the sweeps (default " DEFAULT_MIN ")"},
-    {"maxbytes", 'e', "S", parse_size_text, R(end), 1, (double)(1ull << 40),
+    {"maxbytes", 'e', "S", parse_as_typed, R(end), 1, (double)(1ull << 40),
      "largest size of the sweeps (default " DEFAULT_MAX ")"},
-    {"iters", 'n', "N", parse_count_text, R(iters), 1, 1e9,
+    {"iters", 'n', "N", parse_as_typed, R(iters), 1, 1e9,
      "timed iterations per size (default: each benchmark's own)"},
 };
 
@@ -145,185 +113,6 @@ static void join_cmd(char *buf, size_t len, char *const argv[])
 	}
 	if (used >= len)
 		buf[len - 1] = '\0';
-}
-
-/* One Markdown table cell: '|' escaped, newlines dropped. */
-static void cell(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++)
-		if (*s == '|')
-			fputs("\\|", f);
-		else if (*s != '\n')
-			fputc(*s, f);
-}
-
-static void chomp(char *s)
-{
-	size_t n = strlen(s);
-
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
-		s[--n] = '\0';
-}
-
-/* The machine, from /proc/cpuinfo, uname and the clock. */
-static void machine_basics(struct machine *m)
-{
-	struct utsname u;
-	char line[LINE];
-	time_t now = time(NULL);
-	struct tm tm;
-	FILE *f;
-
-	snprintf(m->host, sizeof(m->host), "unknown");
-	snprintf(m->kernel, sizeof(m->kernel), "unknown");
-	snprintf(m->cpu, sizeof(m->cpu), "unknown");
-	if (uname(&u) == 0) {
-		snprintf(m->host, sizeof(m->host), "%s", u.nodename);
-		snprintf(m->kernel, sizeof(m->kernel), "%s %s (%s) %s", u.sysname, u.release,
-			 u.version, u.machine);
-	}
-	f = fopen("/proc/cpuinfo", "r");
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "processor", 9) == 0)
-			m->cpus++;
-		else if (colon != NULL && strncmp(line, "model name", 10) == 0 &&
-			 strcmp(m->cpu, "unknown") == 0) {
-			chomp(colon + 2);
-			snprintf(m->cpu, sizeof(m->cpu), "%s", colon + 2);
-		}
-	}
-	if (f != NULL)
-		fclose(f);
-	if (m->cpus == 0)
-		m->cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	gmtime_r(&now, &tm);
-	strftime(m->date, sizeof(m->date), "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
-
-/* What `efabench info` (saved in path) says: libfabric, CUDA and its GPUs, and the NICs of the
- * provider (all providers' when it is not known) with their link speeds. */
-static void machine_info(struct machine *m, const char *path)
-{
-	char line[LINE], prov[64], dom[64];
-	FILE *f = fopen(path, "r");
-	int table = 0;
-	size_t gused = 0, nused = 0, plen = strlen(m->provider);
-
-	snprintf(m->libfabric, sizeof(m->libfabric), "unknown");
-	snprintf(m->cuda, sizeof(m->cuda), "unknown");
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		int g;
-
-		chomp(line);
-		if (strncmp(line, "libfabric: ", 11) == 0) {
-			snprintf(m->libfabric, sizeof(m->libfabric), "%s", line + 11);
-		} else if (strncmp(line, "CUDA: ", 6) == 0) {
-			const char *semi = strstr(line, "; ");
-
-			snprintf(m->cuda, sizeof(m->cuda), "%s", line + 6);
-			if (strncmp(line, "CUDA: built in", 14) == 0 && semi != NULL)
-				m->gpus = atoi(semi + 2);
-		} else if (sscanf(line, "  GPU %d:", &g) == 1 && gused + 8 < sizeof(m->gpus_text)) {
-			gused +=
-			    (size_t)snprintf(m->gpus_text + gused, sizeof(m->gpus_text) - gused,
-					     "%s%s", gused ? "; " : "", line + 2);
-		} else if (strncmp(line, "provider ", 9) == 0) {
-			table = 1;
-		} else if (line[0] == '\0') {
-			table = 0;
-		} else if (table && sscanf(line, "%63s %63s", prov, dom) == 2 &&
-			   (plen == 0 || (strncmp(prov, m->provider, plen) == 0 &&
-					  (prov[plen] == '\0' || prov[plen] == ';')))) {
-			const char *gbps = strstr(line, " Gbps");
-			char entry[200], speed[32] = "link unknown";
-
-			if (gbps != NULL) {
-				const char *p = gbps;
-
-				while (p > line && p[-1] != ' ')
-					p--;
-				snprintf(speed, sizeof(speed), "%.*s Gbps", (int)(gbps - p), p);
-			}
-			snprintf(entry, sizeof(entry), "%s (%s, %s)", dom, prov, speed);
-			if (strstr(m->nics_info, entry) == NULL &&
-			    nused + strlen(entry) + 4 < sizeof(m->nics_info))
-				nused += (size_t)snprintf(m->nics_info + nused,
-							  sizeof(m->nics_info) - nused, "%s%s",
-							  nused ? ", " : "", entry);
-		}
-	}
-	if (f != NULL)
-		fclose(f);
-}
-
-/* The provider and NICs a benchmark's header names ("provider: shm", "on NICs: shm"). */
-static void header_facts(struct machine *m, const char *path)
-{
-	char line[LINE];
-	FILE *f = fopen(path, "r");
-
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL && line[0] == '#') {
-		char *p = strstr(line, "provider: "), *nics = strstr(line, "on NICs: ");
-
-		chomp(line);
-		if (p != NULL && m->provider[0] == '\0')
-			sscanf(p + 10, "%63s", m->provider);
-		if (nics != NULL && m->nics_used[0] == '\0') {
-			char *end = strstr(nics, "  ");
-
-			if (end != NULL)
-				*end = '\0';
-			snprintf(m->nics_used, sizeof(m->nics_used), "%s", nics + 9);
-		}
-	}
-	if (f != NULL)
-		fclose(f);
-}
-
-/* A benchmark's stdout as Markdown: its tables as tables, every other line in code blocks;
- * then its stderr, if any. */
-static int write_md(const char *md, const struct run *r, const char *out, const char *err)
-{
-	FILE *o = fopen(md, "w"), *in;
-	char line[LINE * 4];
-	int state = 0, first; /* 0: between blocks, 1: in a code block, 2: in a table */
-
-	if (o == NULL) {
-		eb_err("cannot write %s", md);
-		return EB_ESYS;
-	}
-	fprintf(o, "# efabench %s\n\n```sh\n%s\n```\n\nexit status %d, %.1f s\n\n", r->cmd->name,
-		r->cmdline, r->code, r->secs);
-	in = fopen(out, "r");
-	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
-		int table = line[0] == '|';
-
-		chomp(line);
-		if (state == 1 && table)
-			fputs("```\n\n", o);
-		if (state != 1 && !table)
-			fputs(state == 2 ? "\n```\n" : "```\n", o);
-		state = table ? 2 : 1;
-		fprintf(o, "%s\n", line);
-	}
-	if (state == 1)
-		fputs("```\n", o);
-	if (in != NULL)
-		fclose(in);
-	in = fopen(err, "r");
-	for (first = 1; in != NULL && fgets(line, sizeof(line), in) != NULL; first = 0)
-		fprintf(o, "%s%s", first ? "\nstderr:\n\n```\n" : "", line);
-	if (!first)
-		fputs("```\n", o);
-	if (in != NULL)
-		fclose(in);
-	if (fclose(o) != 0) {
-		eb_err("writing %s failed", md);
-		return EB_ESYS;
-	}
-	return EB_OK;
 }
 
 static int takes(const struct eb_cmd *c, unsigned group)
@@ -380,115 +169,10 @@ static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
 	r->secs = (double)(eb_now_ns() - t0) / 1e9;
 	if (r->code != 0)
 		eb_warn("efabench %s exited %d (see %s)", c->name, r->code, md);
-	header_facts(m, out);
-	write_md(md, r, out, err);
+	eb_report_run_facts(m, r->json);
+	eb_report_md(md, r, out, err);
 	remove(out);
 	remove(err);
-}
-
-/* The figures plot listed (one path a line) that belong to NAME: "NAME-*.png". */
-static void figures(FILE *f, const char *list, const char *name, int images)
-{
-	char line[LINE];
-	FILE *in = fopen(list, "r");
-	size_t n = strlen(name);
-	int k = 0;
-
-	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
-		const char *base = strrchr(line, '/');
-
-		chomp(line);
-		base = base != NULL ? base + 1 : line;
-		if (strncmp(base, name, n) != 0 || base[n] != '-')
-			continue;
-		if (images)
-			fprintf(f, "![%s](%s)\n\n", base, base);
-		else
-			fprintf(f, "%s[%s](%s)", k ? ", " : "", base, base);
-		k++;
-	}
-	if (!images && k == 0)
-		fputs("-", f);
-	if (in != NULL)
-		fclose(in);
-}
-
-static int write_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
-		       int nruns, const char *info_cmd, const char *plot_cmd, int plot_code)
-{
-	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "%s/index.md", ro->out);
-	snprintf(list, sizeof(list), "%s/plot.out", ro->out);
-	f = fopen(path, "w");
-	if (f == NULL) {
-		eb_err("cannot write %s", path);
-		return EB_ESYS;
-	}
-	fprintf(f, "# efabench report\n\n| | |\n|---|---|\n");
-	fprintf(f, "| date | %s |\n| machine | ", m->date);
-	cell(f, m->host);
-	fprintf(f, " |\n| CPU | ");
-	cell(f, m->cpu);
-	fprintf(f, ", %ld logical CPUs |\n| kernel | ", m->cpus);
-	cell(f, m->kernel);
-	fprintf(f, " |\n| efabench | %s (`", EB_VERSION_STRING);
-	cell(f, m->self);
-	fprintf(f, "`) |\n| libfabric | ");
-	cell(f, m->libfabric);
-	fprintf(f, " |\n| provider | ");
-	cell(f, m->provider[0] ? m->provider : "unknown");
-	fprintf(f, "%s |\n| CUDA | ", ro->provider ? " (--provider)" : " (efabench's choice)");
-	cell(f, m->cuda);
-	if (m->gpus_text[0] != '\0') {
-		fputs("; ", f);
-		cell(f, m->gpus_text);
-	}
-	fprintf(f, " |\n| NICs used | ");
-	cell(f, m->nics_used[0] ? m->nics_used : "unknown");
-	fprintf(f, " |\n| NICs (efabench info) | ");
-	cell(f, m->nics_info[0] ? m->nics_info : "none found");
-	fprintf(f, " |\n\n`efabench info` in full: [info.txt](info.txt)\n\n## Results\n\n"
-		   "| benchmark | exit | seconds | table | JSON | figures |\n"
-		   "|---|---:|---:|---|---|---|\n");
-	for (i = 0; i < nruns; i++) {
-		const char *name = runs[i].cmd->name;
-
-		if (runs[i].skipped[0] != '\0') {
-			fprintf(f, "| %s | - | - | not run: %s | - | - |\n", name, runs[i].skipped);
-			continue;
-		}
-		fprintf(f, "| %s | %d | %.1f | [%s.md](%s.md) | [%s.json](%s.json) | ", name,
-			runs[i].code, runs[i].secs, name, name, name, name);
-		figures(f, list, name, 0);
-		fputs(" |\n", f);
-	}
-	if (plot_code != 0)
-		fprintf(f,
-			"\nNo figures: `efabench plot` exited %d (see [plot.log](plot.log); it "
-			"needs python3-matplotlib).\n",
-			plot_code);
-	for (i = 0; i < nruns && plot_code == 0; i++)
-		if (runs[i].skipped[0] == '\0') {
-			fprintf(f, "\n### %s\n\nTable: [%s.md](%s.md)\n\n", runs[i].cmd->name,
-				runs[i].cmd->name, runs[i].cmd->name);
-			figures(f, list, runs[i].cmd->name, 1);
-		}
-	fprintf(f, "\n## Command lines\n\n```sh\n%s\n", info_cmd);
-	for (i = 0; i < nruns; i++)
-		if (runs[i].skipped[0] == '\0')
-			fprintf(f, "%s\n", runs[i].cmdline);
-	if (plot_cmd[0] != '\0')
-		fprintf(f, "%s\n", plot_cmd);
-	fputs("```\n", f);
-	if (fclose(f) != 0) {
-		eb_err("writing %s failed", path);
-		return EB_ESYS;
-	}
-	printf("efabench report: %s\n", path);
-	return EB_OK;
 }
 
 /* The benchmarks to run: those named, or the default set; ipc needs two GPUs. */
@@ -533,9 +217,9 @@ static int report_tool(int argc, char **argv)
 	struct run *runs = calloc(MAX_RUNS, sizeof(*runs));
 	struct machine *m = calloc(1, sizeof(*m));
 	char **names = calloc((size_t)argc, sizeof(*names));
-	char *info_argv[3], *plot_argv[MAX_RUNS + 16];
-	char info_path[EB_TOOL_PATH], info_cmd[LINE], plot_cmd[LINE * 4] = "", list[EB_TOOL_PATH],
-								      log[EB_TOOL_PATH];
+	char *info_argv[5], *plot_argv[MAX_RUNS + 16];
+	char info_path[EB_TOOL_PATH], info_json[EB_TOOL_PATH], info_cmd[LINE],
+	    plot_cmd[LINE * 4] = "", list[EB_TOOL_PATH], log[EB_TOOL_PATH];
 	int nnames, nruns, help, i, n = 0, failed = 0, plot_code = 0, code = 2;
 
 	if (runs == NULL || m == NULL || names == NULL) {
@@ -555,7 +239,7 @@ static int report_tool(int argc, char **argv)
 	}
 	if (check_sizes(&ro) != EB_OK)
 		goto cleanup;
-	machine_basics(m);
+	eb_report_machine(m);
 	/* The names are checked before anything runs or is created. */
 	if (choose(names, nnames, m, runs) < 0 || eb_tool_outdir(ro.out) != EB_OK ||
 	    eb_tool_self(m->self, sizeof(m->self)) != EB_OK)
@@ -563,17 +247,20 @@ static int report_tool(int argc, char **argv)
 
 	/* What the machine offers decides the set (GPUs): efabench info first. */
 	snprintf(info_path, sizeof(info_path), "%s/info.txt", ro.out);
+	snprintf(info_json, sizeof(info_json), "%s/info.json", ro.out);
 	snprintf(log, sizeof(log), "%s/info.err", ro.out);
 	info_argv[0] = m->self;
 	info_argv[1] = "info";
-	info_argv[2] = NULL;
+	info_argv[2] = "--json";
+	info_argv[3] = info_json;
+	info_argv[4] = NULL;
 	join_cmd(info_cmd, sizeof(info_cmd), info_argv);
 	if (eb_tool_run(info_argv, info_path, log) != 0)
 		eb_warn("efabench info failed: the machine stamp is incomplete");
 	remove(log);
 	if (ro.provider != NULL)
 		snprintf(m->provider, sizeof(m->provider), "%s", ro.provider);
-	machine_info(m, info_path);
+	eb_report_machine_info(m, info_json);
 	nruns = choose(names, nnames, m, runs);
 
 	plot_argv[n++] = m->self;
@@ -587,8 +274,7 @@ static int report_tool(int argc, char **argv)
 			plot_argv[n++] = runs[i].json;
 	}
 	if (ro.provider == NULL) { /* the provider the benchmarks chose, and its NICs */
-		m->nics_info[0] = '\0';
-		machine_info(m, info_path);
+		eb_report_machine_info(m, info_json);
 	}
 
 	/* The figures, stamped with this machine and date. */
@@ -614,7 +300,8 @@ static int report_tool(int argc, char **argv)
 		else
 			remove(log);
 	}
-	code = write_index(&ro, m, runs, nruns, info_cmd, plot_cmd, plot_code) != EB_OK || failed;
+	code =
+	    eb_report_index(&ro, m, runs, nruns, info_cmd, plot_cmd, plot_code) != EB_OK || failed;
 	remove(list);
 cleanup:
 	free(runs);

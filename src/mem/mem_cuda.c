@@ -102,6 +102,19 @@ int eb_mem_gpu_pci(int gpu, char *bdf, size_t len)
 	return EB_OK;
 }
 
+int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms)
+{
+	struct cudaDeviceProp p;
+
+	if (cudaGetDeviceProperties(&p, gpu) != cudaSuccess) {
+		cudaGetLastError();
+		return EB_ESYS;
+	}
+	snprintf(name, len, "%s", p.name);
+	*sms = p.multiProcessorCount;
+	return EB_OK;
+}
+
 static int current_gpu(void)
 {
 	int dev = -1;
@@ -283,6 +296,11 @@ int eb_mem_use_gpu(int gpu)
 }
 
 int eb_mem_gpu_pci(int gpu, char *bdf, size_t len)
+{
+	return EB_ENOTSUP;
+}
+
+int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms)
 {
 	return EB_ENOTSUP;
 }

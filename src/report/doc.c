@@ -39,7 +39,7 @@ void eb_doc_free(struct eb_doc *d)
 
 FILE *eb_out_open(const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
 
 	if (f == NULL)
 		eb_err("cannot write %s: %s", path, strerror(errno));
@@ -50,7 +50,11 @@ int eb_out_close(FILE *f, const char *path)
 {
 	int bad = ferror(f);
 
-	if (fclose(f) != 0 || bad) {
+	if (f == stdout) /* "-": flushed, left open for what else goes there */
+		bad |= fflush(f) != 0;
+	else
+		bad |= fclose(f) != 0;
+	if (bad) {
 		eb_err("writing %s failed", path);
 		return EB_ESYS;
 	}

@@ -22,7 +22,7 @@ void eb_doc_free(struct eb_doc *d);
 /* Write the files asked for (NULL: not asked). EB_OK or EB_ESYS after one line per file. */
 int eb_doc_write(const struct eb_doc *d, const char *csv_path, const char *json_path);
 
-/* An output file, with one error line on failure (NULL / EB_ESYS). */
+/* An output file, with one error line on failure (NULL / EB_ESYS); "-" is stdout. */
 FILE *eb_out_open(const char *path);
 int eb_out_close(FILE *f, const char *path);
 

@@ -70,8 +70,8 @@ badnic)
 	grep -q "^PASS  bandwidth lo " "$WORK/out" || fail "the NIC that exists was not measured"
 	;;
 gpus)
-	n=$("$EFABENCH" info | sed -n 's/^CUDA: built in.*; \([0-9]*\) GPUs\? visible/\1/p')
-	[ -n "$n" ] || n=0
+	n=$("$EFABENCH" info --json - | python3 -c 'import json, sys; print(json.load(sys.stdin)["cuda"]["gpus"])')
+	[ -n "$n" ] || fail "info --json gives no GPU count"
 	run --np 1 --no-measure --expect-gpus $((n + 1)) && fail "a missing GPU passed"
 	grep -q "^FAIL  gpus " "$WORK/out" || fail "no FAIL line for the GPU count"
 	if [ "$n" -gt 0 ]; then

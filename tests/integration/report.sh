@@ -23,7 +23,7 @@ for b in write sendrecv; do
 	grep -qF -- "$EFABENCH $b --np 2 --provider shm -b 4K -e 16K -n 3 --json $dir/$b.json" "$idx" ||
 		fail "index.md lacks the $b command line"
 done
-grep -qF -- "$EFABENCH info" "$idx" || fail "index.md lacks the info command line"
+grep -qF -- "$EFABENCH info --json $dir/info.json" "$idx" || fail "index.md lacks the info command line"
 grep -qF -- "$EFABENCH plot $dir/write.json $dir/sendrecv.json -o $dir" "$idx" ||
 	fail "index.md lacks the plot command line"
 # The machine stamp.
@@ -36,9 +36,11 @@ grep -q "| libfabric | runtime [0-9.]*, built against [0-9.]* |" "$idx" || fail 
 grep -q "| provider | shm " "$idx" || fail "no provider"
 grep -q "| CUDA | " "$idx" || fail "no CUDA line"
 grep -q "| NICs used | shm |" "$idx" || fail "no NICs"
+grep -q "| NICs (efabench info) | shm (shm, link unknown) |" "$idx" || fail "no NICs from info --json"
+python3 -m json.tool "$dir/info.json" >/dev/null || fail "info.json is not valid JSON"
 # Every table and figure, present and linked.
 for f in write.md sendrecv.md write.json sendrecv.json write-bandwidth.png write-latency.png \
-	sendrecv-bandwidth.png sendrecv-latency.png info.txt; do
+	sendrecv-bandwidth.png sendrecv-latency.png info.txt info.json; do
 	[ -s "$dir/$f" ] || fail "$f missing or empty"
 	grep -qF "($f)" "$idx" || fail "index.md does not link $f"
 done

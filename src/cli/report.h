@@ -1,0 +1,52 @@
+/* efabench report's parts: what it runs, the machine it stamps (read from efabench info
+ * --json and each benchmark's --json, never from printed text) and the files it writes. */
+#ifndef EB_CLI_REPORT_H
+#define EB_CLI_REPORT_H
+
+#include "tool.h"
+
+#define EB_RLINE 1024
+
+struct ropts {
+	const char *out, *begin, *end, *iters, *provider;
+	int np;
+};
+
+struct run {
+	const struct eb_cmd *cmd;
+	char json[EB_TOOL_PATH];
+	char cmdline[EB_RLINE * 2];
+	char skipped[128]; /* why it did not run; "" when it ran */
+	int code;
+	double secs;
+};
+
+struct machine {
+	char host[256], cpu[256], kernel[600], date[64], self[EB_TOOL_PATH];
+	char libfabric[EB_RLINE], cuda[EB_RLINE], gpus_text[EB_RLINE * 4];
+	char provider[64], nics_used[EB_RLINE], nics_info[EB_RLINE * 2];
+	long cpus;
+	int gpus;
+};
+
+/* Drop trailing newlines and spaces. */
+void eb_report_chomp(char *s);
+
+/* The machine: /proc/cpuinfo, uname and the clock. */
+void eb_report_machine(struct machine *m);
+/* What `efabench info --json` (saved at path) says: libfabric, CUDA and its GPUs, and the
+ * NICs of m->provider (every provider's while it is not known) with their link speeds. */
+void eb_report_machine_info(struct machine *m, const char *path);
+/* The provider and NICs a benchmark ran on, from its --json file's settings (those not known
+ * yet). */
+void eb_report_run_facts(struct machine *m, const char *path);
+
+/* A benchmark's stdout (out) as Markdown at md: its tables as tables, every other line in code
+ * blocks; then its stderr (err), if any. EB_OK or EB_ESYS after one line. */
+int eb_report_md(const char *md, const struct run *r, const char *out, const char *err);
+/* DIR/index.md: the machine, a row per run, the figures plot listed in DIR/plot.out, the
+ * command lines. EB_OK or EB_ESYS after one line. */
+int eb_report_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
+		    int nruns, const char *info_cmd, const char *plot_cmd, int plot_code);
+
+#endif
