@@ -13,9 +13,7 @@
 struct a2a_state {
 	struct eb_payload out, in; /* slot p of out goes to rank p; slot s of in comes from s */
 	size_t slot;
-	struct eb_mr *out_mr, *in_mr; /* one per channel */
-	struct eb_rkey *rkeys;	      /* [rank][chan] of every in buffer */
-	struct eb_xfer *x;	      /* [nranks][nchan] */
+	struct eb_xfer *x; /* [nranks][nchan] */
 	struct eb_xfer **all;
 	uint64_t *expect; /* [source][chan] chunks counted so far */
 	struct eb_imm_wait *waits;
@@ -32,15 +30,11 @@ static int a2a_setup(struct eb_ctx *c)
 		return rc;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->out_mr = calloc((size_t)e->nchan, sizeof(*st->out_mr));
-	st->in_mr = calloc((size_t)e->nchan, sizeof(*st->in_mr));
-	st->rkeys = calloc(nx, sizeof(*st->rkeys));
 	st->x = calloc(nx, sizeof(*st->x));
 	st->all = calloc(nx, sizeof(*st->all));
 	st->expect = calloc(nx, sizeof(*st->expect));
 	st->waits = calloc(nx, sizeof(*st->waits));
-	if (st->out_mr == NULL || st->in_mr == NULL || st->rkeys == NULL || st->x == NULL ||
-	    st->all == NULL || st->expect == NULL || st->waits == NULL)
+	if (st->x == NULL || st->all == NULL || st->expect == NULL || st->waits == NULL)
 		return rc;
 	for (i = 0; i < nx; i++)
 		if (eb_xfer_init(&st->x[i], e, c->window) != EB_OK)
@@ -51,9 +45,9 @@ static int a2a_setup(struct eb_ctx *c)
 		rc = eb_payload_alloc(c, &st->in, st->slot * (size_t)c->nranks,
 				      "the alltoall receive buffer");
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->out, FI_WRITE, st->out_mr, NULL);
+		rc = eb_payload_reg(c, &st->out, FI_WRITE, 0);
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->in, FI_REMOTE_WRITE, st->in_mr, st->rkeys);
+		rc = eb_payload_reg(c, &st->in, FI_REMOTE_WRITE, 1);
 	return rc == EB_OK ? eb_payload_land(c, &st->in, st->slot) : rc;
 }
 
@@ -66,15 +60,8 @@ static void a2a_teardown(struct eb_ctx *c)
 		return;
 	for (i = 0; st->x != NULL && i < c->nranks * c->e->nchan; i++)
 		eb_xfer_fini(&st->x[i]);
-	if (st->in_mr != NULL)
-		eb_engine_dereg(c->e, st->in_mr);
-	if (st->out_mr != NULL)
-		eb_engine_dereg(c->e, st->out_mr);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
-	free(st->out_mr);
-	free(st->in_mr);
-	free(st->rkeys);
 	free(st->x);
 	free(st->all);
 	free(st->expect);
@@ -114,7 +101,7 @@ static int a2a_iter(struct eb_ctx *c, long i)
 		    armed =
 			eb_layout_write(c->var->layout, xs, nch, c->rank, p,
 					eb_payload_at(&st->out, (size_t)p * st->slot), c->bytes,
-					c->chunk, st->out_mr, &st->rkeys[(size_t)p * (size_t)nch],
+					c->chunk, st->out.reg.mr, eb_region_key(&st->in.reg, p, 0),
 					(uint64_t)c->rank * st->slot, EB_IMM(c->rank, c->epoch));
 
 		rc = eb_payload_stage(c, &st->out, xs, armed);

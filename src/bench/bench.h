@@ -7,6 +7,7 @@
 #include "efabench/engine.h"
 #include "efabench/layout.h"
 #include "efabench/mem.h"
+#include "efabench/region.h"
 #include "efabench/stage.h"
 #include "efabench/stats.h"
 #include "../report/run.h"
@@ -63,6 +64,7 @@ struct eb_ctx {
 struct eb_payload {
 	struct eb_mem pay, bounce;
 	int staged;
+	struct eb_region reg; /* what the NIC moves, registered (eb_payload_reg) */
 };
 
 /* Allocate len bytes of the run's memory kind (plus the bounce buffer when staged). */
@@ -73,11 +75,9 @@ struct eb_mem *eb_payload_nic(struct eb_payload *p);
 char *eb_payload_at(struct eb_payload *p, size_t off);
 /* Register what the NIC moves on every channel and gather every rank's keys (collective, as
  * eb_engine_reg_mem); the registration path is recorded for the header. */
-int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, struct eb_mr *mrs,
-		   struct eb_rkey *rkeys);
+int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, int exchange);
 /* Register on one channel only, for local use (sends, receives). */
-int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access,
-		       struct eb_mr *mr);
+int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access);
 /* Fill or check [off, off + len) of p in pieces, answering the bootstrap's liveness questions
  * between them: a rank busy with a large buffer still counts as there. */
 int eb_payload_fill(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,

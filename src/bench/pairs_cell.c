@@ -10,26 +10,15 @@
 
 void eb_pairs_close(struct eb_pairs *p)
 {
-	int c;
-
 	if (p == NULL)
 		return;
 	eb_xfer_fini(&p->data);
 	eb_xfer_fini(&p->small);
 	eb_xfer_fini(&p->tx);
 	eb_xfer_fini(&p->rx);
-	if (p->src_mr != NULL)
-		eb_engine_dereg(p->e, p->src_mr);
-	if (p->dst_mr != NULL)
-		eb_engine_dereg(p->e, p->dst_mr);
-	for (c = 0; p->ctl_mr != NULL && c < p->e->nchan; c++)
-		eb_mr_dereg(&p->ctl_mr[c]);
-	eb_mem_free(&p->src);
-	eb_mem_free(&p->dst);
-	free(p->src_mr);
-	free(p->dst_mr);
-	free(p->ctl_mr);
-	free(p->rkeys);
+	eb_region_close(&p->src);
+	eb_region_close(&p->dst);
+	eb_region_close(&p->ctl_reg);
 	free(p->ctl);
 	free(p);
 }
@@ -38,7 +27,7 @@ int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum 
 		  size_t chunk, int window)
 {
 	struct eb_pairs *p = calloc(1, sizeof(*p));
-	int nch = e->nchan, c, rc;
+	int nch = e->nchan, rc;
 
 	if (p == NULL)
 		return EB_ENOMEM;
@@ -46,13 +35,8 @@ int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum 
 	p->size = size;
 	p->chunk = chunk;
 	p->window = window;
-	p->src.dmabuf_fd = p->dst.dmabuf_fd = -1;
-	p->src_mr = calloc((size_t)nch, sizeof(*p->src_mr));
-	p->dst_mr = calloc((size_t)nch, sizeof(*p->dst_mr));
-	p->ctl_mr = calloc((size_t)nch, sizeof(*p->ctl_mr));
-	p->rkeys = calloc((size_t)nch * (size_t)e->size, sizeof(*p->rkeys));
 	p->ctl = calloc((size_t)nch * 2, sizeof(*p->ctl));
-	rc = p->src_mr && p->dst_mr && p->ctl_mr && p->rkeys && p->ctl ? EB_OK : EB_ENOMEM;
+	rc = p->ctl != NULL ? EB_OK : EB_ENOMEM;
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&p->data, e, window);
 	if (rc == EB_OK)
@@ -62,17 +46,19 @@ int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum 
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&p->rx, e, 1);
 	if (rc == EB_OK)
-		rc = eb_mem_alloc(&p->src, mem, size + 64, "the matrix source");
+		rc = eb_region_alloc(&p->src, e, mem, size + 64, FI_WRITE, 0, "the matrix source");
 	if (rc == EB_OK)
-		rc = eb_mem_alloc(&p->dst, mem, size + 64, "the matrix target");
-	if (rc == EB_OK)
-		rc = eb_engine_reg_mem(e, &p->src, 0, size + 64, FI_WRITE, p->src_mr, NULL);
-	if (rc == EB_OK)
-		rc = eb_engine_reg_mem(e, &p->dst, 0, size + 64, FI_REMOTE_WRITE, p->dst_mr,
-				       p->rkeys);
-	for (c = 0; c < nch && rc == EB_OK; c++)
-		rc = eb_mr_reg(&e->chan[c], &p->ctl[2 * c], 2 * sizeof(*p->ctl), FI_SEND | FI_RECV,
-			       &p->ctl_mr[c]);
+		rc = eb_region_alloc(&p->dst, e, mem, size + 64, FI_REMOTE_WRITE, 1,
+				     "the matrix target");
+	if (rc == EB_OK) {
+		struct eb_mem m = {.kind = EB_MEM_HOST,
+				   .ptr = p->ctl,
+				   .len = (size_t)nch * 2 * sizeof(*p->ctl),
+				   .gpu = -1,
+				   .dmabuf_fd = -1};
+
+		rc = eb_region_reg(&p->ctl_reg, e, &m, FI_SEND | FI_RECV, 0);
+	}
 	if (rc != EB_OK) {
 		eb_pairs_close(p);
 		return rc;
@@ -87,14 +73,15 @@ static int say(struct eb_pairs *p, int peer, int chan, uint64_t v, uint64_t dead
 	struct eb_xfer *x = &p->tx;
 
 	p->ctl[2 * chan] = v;
-	eb_xfer_send(x, chan, peer, &p->ctl[2 * chan], 8, 8, p->ctl_mr[chan].desc);
+	eb_xfer_send(x, chan, peer, &p->ctl[2 * chan], 8, 8, eb_region_desc(&p->ctl_reg, chan));
 	return eb_xfer_wait(&x, 1, deadline);
 }
 
 /* Post the receive of peer's next message on chan. */
 static void listen(struct eb_pairs *p, int peer, int chan)
 {
-	eb_xfer_recv(&p->rx, chan, peer, &p->ctl[2 * chan + 1], 8, 8, p->ctl_mr[chan].desc);
+	eb_xfer_recv(&p->rx, chan, peer, &p->ctl[2 * chan + 1], 8, 8,
+		     eb_region_desc(&p->ctl_reg, chan));
 }
 
 /* A cell as the one loop sees it, on either side. */
@@ -112,15 +99,14 @@ static int c_write(void *arg, long i)
 {
 	struct pcell *pc = arg;
 	struct eb_pairs *p = pc->p;
-	const struct eb_rkey *k =
-	    &p->rkeys[(size_t)pc->peer * (size_t)p->e->nchan + (size_t)pc->chan];
+	const struct eb_rkey *k = eb_region_key(&p->dst, pc->peer, pc->chan);
 	struct eb_xfer *x = pc->small ? &p->small : &p->data, *both[2] = {&p->rx, x};
 	size_t off = pc->small ? p->size : 0;
 
 	listen(p, pc->peer, pc->chan);
-	eb_xfer_write(x, pc->chan, pc->peer, (char *)p->src.ptr + off, pc->small ? 8 : p->size,
-		      pc->small ? 8 : p->chunk, p->src_mr[pc->chan].desc, k->addr + off, k->key,
-		      EB_IMM(p->e->rank, 0));
+	eb_xfer_write(x, pc->chan, pc->peer, (char *)p->src.mem.ptr + off, pc->small ? 8 : p->size,
+		      pc->small ? 8 : p->chunk, eb_region_desc(&p->src, pc->chan), k->addr + off,
+		      k->key, EB_IMM(p->e->rank, 0));
 	return eb_xfer_wait(both, 2, pc->deadline);
 }
 
@@ -141,7 +127,7 @@ static int c_verify(void *arg, uint64_t *wrong)
 	struct pcell *pc = arg;
 
 	pc->pat.epoch = (uint64_t)pc->chan + 1;
-	*wrong += eb_mem_check(&pc->p->dst, 0, pc->p->size, &pc->pat, 0, NULL);
+	*wrong += eb_mem_check(&pc->p->dst.mem, 0, pc->p->size, &pc->pat, 0, NULL);
 	return EB_OK;
 }
 
@@ -192,7 +178,7 @@ static int initiate(struct eb_pairs *p, struct pcell *pc)
 {
 	struct eb_xfer *rx = &p->rx;
 	struct eb_pattern pat = {(uint32_t)p->e->rank, (uint32_t)pc->peer, (uint64_t)pc->chan + 1};
-	int rc = eb_mem_fill(&p->src, 0, p->size, &pat, 0);
+	int rc = eb_mem_fill(&p->src.mem, 0, p->size, &pat, 0);
 
 	listen(p, pc->peer, pc->chan);
 	return rc == EB_OK ? eb_xfer_wait(&rx, 1, pc->deadline) : rc;
@@ -207,7 +193,7 @@ static int receive(struct eb_pairs *p, struct pcell *pc)
 	pc->w = (struct eb_imm_wait){
 	    .peer = pc->peer, .chan = pc->chan, .count = eb_imm_count(p->e, pc->peer, pc->chan)};
 	pc->chunks = eb_xfer_nchunks(p->size, p->chunk);
-	rc = eb_mem_fill(&p->dst, 0, p->size, &pc->pat, 0);
+	rc = eb_mem_fill(&p->dst.mem, 0, p->size, &pc->pat, 0);
 	return rc == EB_OK ? say(p, pc->peer, pc->chan, 0, pc->deadline) : rc;
 }
 

@@ -7,6 +7,7 @@
 #include "efabench/engine.h"
 #include "efabench/mem.h"
 #include "efabench/mr.h"
+#include "efabench/region.h"
 #include "efabench/xfer.h"
 #include "../report/matrix_view.h"
 
@@ -15,12 +16,11 @@
 
 struct eb_pairs {
 	struct eb_engine *e;
-	struct eb_mem src, dst; /* size + 64: the last 64 bytes carry the latency writes */
+	struct eb_region src, dst; /* size + 64: the last 64 bytes carry the latency writes */
 	size_t size, chunk;
 	int window;
-	struct eb_mr *src_mr, *dst_mr, *ctl_mr; /* per channel */
-	struct eb_rkey *rkeys;			/* [rank][chan] of every dst */
-	uint64_t *ctl;				/* [chan][2]: a message out, a message in */
+	uint64_t *ctl;		  /* [chan][2]: a message out, a message in */
+	struct eb_region ctl_reg; /* ctl on every channel */
 	struct eb_xfer data, small, tx, rx;
 };
 

@@ -26,6 +26,7 @@ int eb_payload_alloc(struct eb_ctx *c, struct eb_payload *p, size_t len, const c
 
 void eb_payload_free(struct eb_payload *p)
 {
+	eb_region_close(&p->reg);
 	eb_mem_free(&p->pay);
 	eb_mem_free(&p->bounce);
 }
@@ -46,25 +47,21 @@ static void note_path(struct eb_ctx *c, enum eb_reg_path path)
 		c->path = path;
 }
 
-int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, struct eb_mr *mrs,
-		   struct eb_rkey *rkeys)
+int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, int exchange)
 {
-	int rc = eb_engine_reg_mem(c->e, eb_payload_nic(p), 0, eb_payload_nic(p)->len, access, mrs,
-				   rkeys);
+	int rc = eb_region_reg(&p->reg, c->e, eb_payload_nic(p), access, exchange);
 
-	if (rc == EB_OK)
-		note_path(c, mrs[0].path);
+	if (rc == EB_OK && p->reg.mem.ptr != NULL)
+		note_path(c, p->reg.mr[0].path);
 	return rc;
 }
 
-int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access,
-		       struct eb_mr *mr)
+int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access)
 {
-	int rc = eb_mr_reg_mem(&c->e->chan[chan], eb_payload_nic(p), 0, eb_payload_nic(p)->len,
-			       access, mr);
+	int rc = eb_region_reg_one(&p->reg, c->e, chan, eb_payload_nic(p), access);
 
 	if (rc == EB_OK)
-		note_path(c, mr->path);
+		note_path(c, p->reg.mr[0].path);
 	return rc;
 }
 

@@ -12,10 +12,9 @@
 static int cpu_put(struct eb_ctx *c, struct pstate *st)
 {
 	struct eb_xfer *xs[64];
-	int k,
-	    n = eb_layout_write(c->var->layout, st->x, c->e->nchan, 0, c->peer,
-				eb_payload_at(&st->src, 0), c->bytes, c->chunk, st->src_mr,
-				&st->rkeys[(size_t)c->peer * (size_t)c->e->nchan], 0, EB_IMM(0, 0));
+	int k, n = eb_layout_write(c->var->layout, st->x, c->e->nchan, 0, c->peer,
+				   eb_payload_at(&st->src, 0), c->bytes, c->chunk, st->src.reg.mr,
+				   eb_region_key(&st->dst.reg, c->peer, 0), 0, EB_IMM(0, 0));
 
 	for (k = 0; k < n; k++)
 		xs[k] = &st->x[k];
@@ -25,11 +24,11 @@ static int cpu_put(struct eb_ctx *c, struct pstate *st)
 /* n single-chunk writes with a window of them in flight, the way small messages go fastest. */
 static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
 {
-	struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)c->e->nchan];
+	const struct eb_rkey *k = eb_region_key(&st->dst.reg, c->peer, 0);
 
 	return eb_xfer_burst(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
-			     st->src_mr[0].desc, k[0].addr, k[0].key, EB_IMM(0, 0), n, st->window,
-			     eb_engine_deadline(c->e));
+			     eb_region_desc(&st->src.reg, 0), k->addr, k->key, EB_IMM(0, 0), n,
+			     st->window, eb_engine_deadline(c->e));
 }
 
 /* The target of a CPU-initiated phase: every chunk of n puts counted on its channel. */

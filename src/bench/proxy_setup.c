@@ -63,16 +63,12 @@ int eb_px_setup(struct eb_ctx *c)
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
 	st->window = c->window * e->nchan;
-	st->src_mr = calloc((size_t)e->nchan, sizeof(*st->src_mr));
-	st->dst_mr = calloc((size_t)e->nchan, sizeof(*st->dst_mr));
-	st->rkeys = calloc((size_t)e->nchan * (size_t)c->nranks, sizeof(*st->rkeys));
 	st->x = calloc((size_t)e->nchan, sizeof(*st->x));
 
 	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
 	st->waits = calloc((size_t)e->nchan, sizeof(*st->waits));
 	all = calloc((size_t)c->nranks, sizeof(*all));
-	if (st->src_mr == NULL || st->dst_mr == NULL || st->rkeys == NULL || st->x == NULL ||
-	    st->expect == NULL || st->waits == NULL || all == NULL) {
+	if (st->x == NULL || st->expect == NULL || st->waits == NULL || all == NULL) {
 		free(all);
 		return EB_ENOMEM;
 	}
@@ -80,19 +76,18 @@ int eb_px_setup(struct eb_ctx *c)
 		rc = eb_xfer_init(&st->x[i], e, c->window);
 	if (c->rank == 0) {
 		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->src, st->slot, "the put source");
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, st->src_mr, NULL);
-		rc = rc != EB_OK ? rc : eb_engine_reg_mem(e, NULL, 0, 0, 0, st->dst_mr, st->rkeys);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+		/* Rank 0 is never a target, but the key exchange is collective. */
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 		pb.src = eb_payload_at(&st->src, 0);
 		pb.src_len = st->slot;
-		pb.src_mrs = st->src_mr;
+		pb.src_mrs = st->src.reg.mr;
 	} else {
 		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->dst, st->slot, "the put target");
-		rc = rc != EB_OK
-			 ? rc
-			 : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 	}
 	pb.dst_len = st->slot;
-	pb.dst_keys = st->rkeys;
+	pb.dst_keys = st->dst.reg.rkeys;
 #ifdef EB_HAVE_CUDA
 	if (!po->on_cpu && c->rank == 0)
 		sms = eb_pk_sms();
@@ -131,15 +126,8 @@ void eb_px_teardown(struct eb_ctx *c)
 	eb_proxy_close(st->proxy);
 	for (i = 0; st->x != NULL && i < c->e->nchan; i++)
 		eb_xfer_fini(&st->x[i]);
-	if (st->dst_mr != NULL)
-		eb_engine_dereg(c->e, st->dst_mr);
-	if (st->src_mr != NULL)
-		eb_engine_dereg(c->e, st->src_mr);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
-	free(st->src_mr);
-	free(st->dst_mr);
-	free(st->rkeys);
 	free(st->x);
 
 	free(st->expect);

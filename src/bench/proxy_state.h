@@ -28,8 +28,6 @@ struct popts {
 struct pstate {
 	struct eb_payload src, dst; /* rank 0 reads src; targets receive into dst */
 	size_t slot;
-	struct eb_mr *src_mr, *dst_mr;
-	struct eb_rkey *rkeys; /* [rank][chan] of every dst */
 	struct eb_proxy *proxy;
 	struct eb_xfer *x; /* [nchan]: CPU-initiated puts */
 	int window;

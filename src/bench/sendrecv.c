@@ -10,7 +10,6 @@
 
 struct sendrecv_state {
 	struct eb_payload out, in;
-	struct eb_mr out_mr, in_mr;
 	struct eb_xfer tx, rx;
 	size_t chunk;
 	int rx_armed;
@@ -38,9 +37,9 @@ static int sendrecv_setup(struct eb_ctx *c)
 	if (rc == EB_OK)
 		rc = eb_payload_alloc(c, &st->in, max, "the receive buffer");
 	if (rc == EB_OK)
-		rc = eb_payload_reg_one(c, &st->out, 0, FI_SEND, &st->out_mr);
+		rc = eb_payload_reg_one(c, &st->out, 0, FI_SEND);
 	if (rc == EB_OK)
-		rc = eb_payload_reg_one(c, &st->in, 0, FI_RECV, &st->in_mr);
+		rc = eb_payload_reg_one(c, &st->in, 0, FI_RECV);
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&st->tx, e, c->window);
 	if (rc == EB_OK)
@@ -56,8 +55,6 @@ static void sendrecv_teardown(struct eb_ctx *c)
 		return;
 	eb_xfer_fini(&st->tx);
 	eb_xfer_fini(&st->rx);
-	eb_mr_dereg(&st->out_mr);
-	eb_mr_dereg(&st->in_mr);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
 	free(st);
@@ -74,7 +71,7 @@ static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
 		return EB_OK;
 	st->rx_armed = 1;
 	eb_xfer_recv(&st->rx, 0, c->peer, eb_payload_at(&st->in, 0), c->bytes, st->chunk,
-		     st->in_mr.desc);
+		     eb_region_desc(&st->in.reg, 0));
 	rc = eb_payload_stage(c, &st->in, &st->rx, 1);
 	return rc == EB_OK ? eb_xfer_step(&st->rx) : rc;
 }
@@ -86,7 +83,7 @@ static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
 	int rc;
 
 	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
-		     st->out_mr.desc);
+		     eb_region_desc(&st->out.reg, 0));
 	rc = eb_payload_stage(c, &st->out, &st->tx, 1);
 	return rc == EB_OK ? eb_xfer_step(&st->tx) : rc;
 }

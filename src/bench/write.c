@@ -17,14 +17,12 @@ struct write_state {
 	struct eb_payload src; /* rank 0: one slot of the largest size per target */
 	struct eb_payload dst; /* targets: where rank 0 writes */
 	size_t slot;
-	struct eb_mr *src_mr, *dst_mr; /* one per channel */
-	struct eb_rkey *rkeys;	       /* [rank][chan] of every dst */
-	uint64_t *ack_in, ack_out;     /* rank 0: one acknowledgement per target */
-	struct eb_mr ack_in_mr, ack_out_mr;
-	struct eb_xfer *x;    /* [nranks][nchan] data transfers */
-	struct eb_xfer *ack;  /* [nranks] acknowledgements */
-	struct eb_xfer **all; /* what one iteration waits for */
-	uint64_t *expect;     /* target: chunks rank 0 has written per channel so far */
+	uint64_t *ack_in, ack_out; /* rank 0: one acknowledgement per target */
+	struct eb_region acks;	   /* whichever of them this rank uses */
+	struct eb_xfer *x;	   /* [nranks][nchan] data transfers */
+	struct eb_xfer *ack;	   /* [nranks] acknowledgements */
+	struct eb_xfer **all;	   /* what one iteration waits for */
+	uint64_t *expect;	   /* target: chunks rank 0 has written per channel so far */
 	struct eb_imm_wait *waits;
 	int nall;     /* transfers in all[] */
 	int pipeline; /* unstaged, without --check: the next iteration may be posted early */
@@ -60,11 +58,8 @@ static int write_setup(struct eb_ctx *c)
 		return EB_ENOMEM;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->src_mr = calloc((size_t)e->nchan, sizeof(*st->src_mr));
-	st->dst_mr = calloc((size_t)e->nchan, sizeof(*st->dst_mr));
-	st->rkeys = calloc((size_t)e->nchan * (size_t)c->nranks, sizeof(*st->rkeys));
 	st->ack_in = calloc((size_t)c->nranks, sizeof(*st->ack_in));
-	if (st->src_mr == NULL || st->dst_mr == NULL || st->rkeys == NULL || st->ack_in == NULL)
+	if (st->ack_in == NULL)
 		return EB_ENOMEM;
 	rc = alloc_xfers(c, st);
 	if (rc != EB_OK)
@@ -75,26 +70,25 @@ static int write_setup(struct eb_ctx *c)
 		    eb_payload_alloc(c, &st->src, st->slot * (size_t)c->nranks, "the write source");
 		if (rc != EB_OK)
 			return rc;
-		rc = eb_payload_reg(c, &st->src, FI_WRITE, st->src_mr, NULL);
+		rc = eb_payload_reg(c, &st->src, FI_WRITE, 0);
 		if (rc == EB_OK)
-			rc = eb_mr_reg(&e->chan[0], st->ack_in, sizeof(*st->ack_in) * c->nranks,
-				       FI_RECV, &st->ack_in_mr);
+			rc = eb_region_local(&st->acks, e, 0, st->ack_in,
+					     sizeof(*st->ack_in) * c->nranks, FI_RECV);
 		/* Rank 0 is never a target, but the key exchange is collective. */
-		rc = rc != EB_OK ? rc : eb_engine_reg(e, NULL, 0, 0, st->dst_mr, st->rkeys);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 		if (rc == EB_OK && c->o->corrupt_key) {
 			size_t i;
 
 			for (i = 0; i < (size_t)e->nchan * (size_t)c->nranks; i++)
-				st->rkeys[i].key ^= 0x5a5a5a5a5a5aull;
+				st->dst.reg.rkeys[i].key ^= 0x5a5a5a5a5a5aull;
 		}
 		return rc;
 	}
 	rc = eb_payload_alloc(c, &st->dst, st->slot, "the write target");
 	if (rc == EB_OK)
-		rc = eb_mr_reg(&e->chan[0], &st->ack_out, sizeof(st->ack_out), FI_SEND,
-			       &st->ack_out_mr);
+		rc = eb_region_local(&st->acks, e, 0, &st->ack_out, sizeof(st->ack_out), FI_SEND);
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, st->dst_mr, st->rkeys);
+		rc = eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 	return rc == EB_OK ? eb_payload_land(c, &st->dst, 0) : rc;
 }
 
@@ -109,17 +103,9 @@ static void write_teardown(struct eb_ctx *c)
 		eb_xfer_fini(&st->x[i]);
 	for (i = 0; st->ack != NULL && i < c->nranks; i++)
 		eb_xfer_fini(&st->ack[i]);
-	if (st->dst_mr != NULL)
-		eb_engine_dereg(c->e, st->dst_mr);
-	if (st->src_mr != NULL)
-		eb_engine_dereg(c->e, st->src_mr);
-	eb_mr_dereg(&st->ack_in_mr);
-	eb_mr_dereg(&st->ack_out_mr);
+	eb_region_close(&st->acks);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
-	free(st->src_mr);
-	free(st->dst_mr);
-	free(st->rkeys);
 	free(st->ack_in);
 	free(st->x);
 	free(st->ack);
@@ -173,7 +159,7 @@ static int init_post(struct eb_ctx *c, struct write_state *st)
 		struct eb_xfer *xs = &st->x[(size_t)k * (size_t)nx];
 		int armed = eb_layout_write(
 		    c->var->layout, xs, nx, 0, k, eb_payload_at(&st->src, (size_t)k * st->slot),
-		    c->bytes, c->chunk, st->src_mr, &st->rkeys[(size_t)k * (size_t)nx], 0,
+		    c->bytes, c->chunk, st->src.reg.mr, eb_region_key(&st->dst.reg, k, 0), 0,
 		    EB_IMM(0, c->epoch));
 
 		rc = eb_payload_stage(c, &st->src, xs, armed);
@@ -182,7 +168,7 @@ static int init_post(struct eb_ctx *c, struct write_state *st)
 	}
 	for (k = first_target(c); k <= last_target(c); k++) {
 		eb_xfer_recv(&st->ack[k], 0, k, &st->ack_in[k], sizeof(*st->ack_in),
-			     sizeof(*st->ack_in), st->ack_in_mr.desc);
+			     sizeof(*st->ack_in), eb_region_desc(&st->acks, 0));
 		st->all[n++] = &st->ack[k];
 	}
 	st->nall = n;
@@ -236,7 +222,7 @@ static int ack(struct eb_ctx *c, struct write_state *st)
 {
 	st->ack_out = st->expect[0];
 	eb_xfer_send(&st->ack[0], 0, 0, &st->ack_out, sizeof(st->ack_out), sizeof(st->ack_out),
-		     st->ack_out_mr.desc);
+		     eb_region_desc(&st->acks, 0));
 	st->all[0] = &st->ack[0];
 	return eb_xfer_wait(st->all, 1, EB_DEADLINE_LAZY);
 }
@@ -280,7 +266,7 @@ static int rate_run(struct eb_ctx *c, long n, double *samples)
 	struct write_state *st = c->priv;
 	struct eb_engine *e = c->e;
 	uint64_t t0 = eb_now_ns(), deadline = eb_deadline(c->o->fab.timeout_s * (double)(n + 2));
-	struct eb_rkey *k = &st->rkeys[(size_t)c->peer * (size_t)e->nchan];
+	const struct eb_rkey *k = eb_region_key(&st->dst.reg, c->peer, 0);
 	struct eb_imm_wait w = {.peer = 0, .chan = 0};
 	double t;
 	long i;
@@ -295,14 +281,14 @@ static int rate_run(struct eb_ctx *c, long n, double *samples)
 	if (c->role != EB_ROLE_INIT)
 		return EB_OK;
 	eb_xfer_recv(&st->ack[c->peer], 0, c->peer, &st->ack_in[c->peer], sizeof(*st->ack_in),
-		     sizeof(*st->ack_in), st->ack_in_mr.desc);
+		     sizeof(*st->ack_in), eb_region_desc(&st->acks, 0));
 	st->all[0] = &st->ack[c->peer];
 	rc = eb_xfer_step(st->all[0]);
 	if (rc == EB_OK)
 		rc = eb_xfer_burst(e, 0, c->peer,
 				   eb_payload_at(&st->src, (size_t)c->peer * st->slot), c->bytes,
-				   st->src_mr[0].desc, k[0].addr, k[0].key, EB_IMM(0, c->epoch), n,
-				   c->window, deadline);
+				   eb_region_desc(&st->src.reg, 0), k->addr, k->key,
+				   EB_IMM(0, c->epoch), n, c->window, deadline);
 	if (rc == EB_OK)
 		rc = eb_xfer_wait(st->all, 1, deadline);
 	/* One clock read ends the phase: every write is credited its share of it. */

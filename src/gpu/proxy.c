@@ -2,6 +2,7 @@
  * completions for eb_quiet, and applies incoming signals once their payload has landed. */
 #define _GNU_SOURCE /* pthread names */
 #include "efabench/proxy.h"
+#include "efabench/region.h"
 #include "efabench/gpuq.h"
 #include "efabench/mem.h"
 #include "efabench/status.h"
@@ -47,15 +48,15 @@ struct eb_proxy {
 	int *left;			 /* of those, not finished */
 	uint64_t *owner;		 /* the position of the command a group moves */
 	int *free_groups, nfree;
-	int *posting, nposting; /* groups with chunks not yet posted (window full, queue full) */
-	int moved;		/* a transfer finished during progress */
-	struct sigrec *out;	/* [active] records of signals being sent */
-	struct eb_mr out_mr;
-	struct sigrec *in; /* [NRECV] receive buffers */
+	int *posting, nposting;	  /* groups with chunks not yet posted (window full, queue full) */
+	int moved;		  /* a transfer finished during progress */
+	struct sigrec *out;	  /* [active] records of signals being sent */
+	struct eb_region out_reg; /* out on channel 0 */
+	struct sigrec *in;	  /* [NRECV] receive buffers */
 	struct eb_req in_req[NRECV];
 	int repost[NRECV], nrepost;
-	struct eb_mr in_mr;
-	struct sigrec *pend; /* received, waiting for their payload */
+	struct eb_region in_reg; /* in on channel 0 */
+	struct sigrec *pend;	 /* received, waiting for their payload */
 	int npend, pcap;
 	uint64_t *planned, *base; /* [ranks]: chunks written to / counted from each since start */
 	uint64_t completed;
@@ -109,7 +110,7 @@ static int post_receives(struct eb_proxy *p)
 	while (p->nrepost > 0) {
 		int i = p->repost[p->nrepost - 1];
 		int rc = eb_post_recv(p->e, &p->in_req[i], 0, -1, &p->in[i], sizeof(p->in[i]),
-				      p->in_mr.desc);
+				      eb_region_desc(&p->in_reg, 0));
 
 		if (rc == EB_AGAIN)
 			return EB_OK;
@@ -211,7 +212,7 @@ static int start_one(struct eb_proxy *p)
 					    .op = c->sig_op,
 					    .src = (uint32_t)p->e->rank};
 		eb_xfer_send(&xs[0], 0, (int)c->peer, &p->out[g], sizeof(p->out[g]),
-			     sizeof(p->out[g]), p->out_mr.desc);
+			     sizeof(p->out[g]), eb_region_desc(&p->out_reg, 0));
 		p->nx[g] = 1;
 	} else {
 		p->nx[g] = eb_layout_write(
@@ -486,8 +487,8 @@ void eb_proxy_close(struct eb_proxy *p)
 	eb_proxy_stop(p);
 	for (g = 0; p->x != NULL && g < p->o.active * p->e->nchan; g++)
 		eb_xfer_fini(&p->x[g]);
-	eb_mr_dereg(&p->out_mr);
-	eb_mr_dereg(&p->in_mr);
+	eb_region_close(&p->out_reg);
+	eb_region_close(&p->in_reg);
 	eb_gpuq_destroy(&p->q);
 	eb_mem_free(&p->words);
 	free(p->x);
@@ -560,11 +561,11 @@ int eb_proxy_open(struct eb_proxy **out, struct eb_engine *e, const struct eb_pr
 				  "the signal words");
 	if (rc == EB_OK) {
 		p->sig = (_Atomic uint64_t *)p->words.ptr;
-		rc = eb_mr_reg(&e->chan[0], p->out, sizeof(*p->out) * (size_t)o->active, FI_SEND,
-			       &p->out_mr);
+		rc = eb_region_local(&p->out_reg, e, 0, p->out, sizeof(*p->out) * (size_t)o->active,
+				     FI_SEND);
 	}
 	if (rc == EB_OK)
-		rc = eb_mr_reg(&e->chan[0], p->in, sizeof(*p->in) * NRECV, FI_RECV, &p->in_mr);
+		rc = eb_region_local(&p->in_reg, e, 0, p->in, sizeof(*p->in) * NRECV, FI_RECV);
 	for (i = 0; i < NRECV; i++) {
 		p->in_req[i].cb = got_signal;
 		p->in_req[i].owner = p;
