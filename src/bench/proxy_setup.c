@@ -6,6 +6,7 @@
 #include "../core/log.h"
 #include "../gpu/floor.h"
 #ifdef EB_HAVE_CUDA
+#include "../gpu/cuda_check.h"
 #include "../gpu/proxy_kernels.h"
 #endif
 
@@ -90,7 +91,7 @@ int eb_px_setup(struct eb_ctx *c)
 	pb.dst_keys = st->dst.reg.rkeys;
 #ifdef EB_HAVE_CUDA
 	if (!po->on_cpu && c->rank == 0)
-		sms = eb_pk_sms();
+		sms = eb_gpu_sms();
 #endif
 	/* Every rank learns how many producers "all SMs" means on rank 0. */
 	if (rc == EB_OK)

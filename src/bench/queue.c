@@ -15,6 +15,7 @@
 #include "../gpu/floor.h"
 #include "../report/sheet.h"
 #ifdef EB_HAVE_CUDA
+#include "../gpu/cuda_check.h"
 #include "../gpu/queue_kernels.h"
 #endif
 
@@ -223,7 +224,7 @@ static int queue_drive(struct eb_ctx *ctx)
 	}
 	if (c.gpu) {
 #ifdef EB_HAVE_CUDA
-		c.sms = eb_qk_sm_count();
+		c.sms = eb_gpu_sms();
 		if (c.sms < 0)
 			return EB_ENOTSUP;
 #else

@@ -1,4 +1,6 @@
 #include "ipc_kernels.h"
+#include "cuda_check.h"
+#include "efabench/status.h"
 
 #include <cuda_runtime.h>
 #include <sched.h>
@@ -6,20 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Same status values as efabench/status.h, which is C. */
-#define IK_EINVAL    (-1)
-#define IK_ENOMEM    (-2)
-#define IK_ETIMEDOUT (-3)
-#define IK_ESYS	     (-6)
-
-static int check(cudaError_t err, const char *what)
-{
-	if (err == cudaSuccess)
-		return 0;
-	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString(err));
-	return err == cudaErrorMemoryAllocation ? IK_ENOMEM : IK_ESYS;
-}
 
 static uint64_t host_ns(void)
 {
@@ -42,17 +30,18 @@ int eb_ik_probe(int want, int *ngpus, int *bad_a, int *bad_b)
 	int n = 0, a, b, ok;
 
 	*bad_a = *bad_b = -1;
-	if (check(cudaGetDeviceCount(&n), "cannot count CUDA GPUs") != 0) {
+	if (eb_cuda_check(cudaGetDeviceCount(&n), "cannot count CUDA GPUs") != 0) {
 		*ngpus = 0;
-		return IK_ESYS;
+		return EB_ESYS;
 	}
 	*ngpus = n;
 	for (a = 0; a < want && a < n; a++)
 		for (b = 0; b < want && b < n; b++) {
 			if (a == b)
 				continue;
-			if (check(cudaDeviceCanAccessPeer(&ok, a, b), "cudaDeviceCanAccessPeer"))
-				return IK_ESYS;
+			if (eb_cuda_check(cudaDeviceCanAccessPeer(&ok, a, b),
+					  "cudaDeviceCanAccessPeer"))
+				return EB_ESYS;
 			if (!ok && *bad_a < 0) {
 				*bad_a = a;
 				*bad_b = b;
@@ -68,11 +57,11 @@ int eb_ik_use(int ordinal, struct eb_ik_gpu *g)
 	int rc;
 
 	snprintf(what, sizeof(what), "cannot use GPU %d", ordinal);
-	rc = check(cudaSetDevice(ordinal), what);
+	rc = eb_cuda_check(cudaSetDevice(ordinal), what);
 	if (rc == 0)
-		rc = check(cudaGetDeviceProperties(&p, ordinal), what);
+		rc = eb_cuda_check(cudaGetDeviceProperties(&p, ordinal), what);
 	if (rc == 0)
-		rc = check(cudaDeviceGetPCIBusId(g->pci, sizeof(g->pci), ordinal), what);
+		rc = eb_cuda_check(cudaDeviceGetPCIBusId(g->pci, sizeof(g->pci), ordinal), what);
 	if (rc != 0)
 		return rc;
 	g->ordinal = ordinal;
@@ -88,7 +77,7 @@ void *eb_ik_alloc(size_t bytes)
 	char what[96];
 
 	snprintf(what, sizeof(what), "cudaMalloc of %zu bytes", bytes);
-	return check(cudaMalloc(&p, bytes), what) == 0 ? p : NULL;
+	return eb_cuda_check(cudaMalloc(&p, bytes), what) == 0 ? p : NULL;
 }
 
 void eb_ik_free(void *p)
@@ -100,7 +89,7 @@ void eb_ik_free(void *p)
 int eb_ik_export(void *p, unsigned char handle[EB_IK_HANDLE_BYTES])
 {
 	cudaIpcMemHandle_t h;
-	int rc = check(cudaIpcGetMemHandle(&h, p), "cudaIpcGetMemHandle");
+	int rc = eb_cuda_check(cudaIpcGetMemHandle(&h, p), "cudaIpcGetMemHandle");
 
 	static_assert(sizeof(h) == EB_IK_HANDLE_BYTES, "IPC handle size");
 	if (rc == 0)
@@ -113,37 +102,37 @@ int eb_ik_import(const unsigned char handle[EB_IK_HANDLE_BYTES], void **p)
 	cudaIpcMemHandle_t h;
 
 	memcpy(&h, handle, sizeof(h));
-	return check(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess),
-		     "cudaIpcOpenMemHandle (a peer's buffer)");
+	return eb_cuda_check(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess),
+			     "cudaIpcOpenMemHandle (a peer's buffer)");
 }
 
 void eb_ik_unimport(void *p)
 {
 	if (p != NULL)
-		check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
+		eb_cuda_check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
 }
 
 int eb_ik_flip(void *buf, size_t off)
 {
 	unsigned char b;
-	int rc = check(cudaMemcpy(&b, (unsigned char *)buf + off, 1, cudaMemcpyDeviceToHost),
-		       "corrupt: read");
+	int rc = eb_cuda_check(
+	    cudaMemcpy(&b, (unsigned char *)buf + off, 1, cudaMemcpyDeviceToHost), "corrupt: read");
 
 	b = (unsigned char)~b;
-	return rc != 0
-		   ? rc
-		   : check(cudaMemcpy((unsigned char *)buf + off, &b, 1, cudaMemcpyHostToDevice),
-			   "corrupt: write");
+	return rc != 0 ? rc
+		       : eb_cuda_check(
+			     cudaMemcpy((unsigned char *)buf + off, &b, 1, cudaMemcpyHostToDevice),
+			     "corrupt: write");
 }
 
 int eb_ik_put_u64(void *dst, uint64_t v)
 {
-	return check(cudaMemcpy(dst, &v, 8, cudaMemcpyHostToDevice), "write a flag");
+	return eb_cuda_check(cudaMemcpy(dst, &v, 8, cudaMemcpyHostToDevice), "write a flag");
 }
 
 int eb_ik_get_u64(const void *src, uint64_t *v)
 {
-	return check(cudaMemcpy(v, src, 8, cudaMemcpyDeviceToHost), "read a flag");
+	return eb_cuda_check(cudaMemcpy(v, src, 8, cudaMemcpyDeviceToHost), "read a flag");
 }
 
 /* ---- the copy kernels ---- */
@@ -355,10 +344,10 @@ void eb_ik_timer_destroy(struct eb_ik_timer *t)
 int eb_ik_timer_create(struct eb_ik_timer **out, int nstreams, int max_batch, int gate)
 {
 	struct eb_ik_timer *t = (struct eb_ik_timer *)calloc(1, sizeof(*t));
-	int i, rc = IK_ENOMEM;
+	int i, rc = EB_ENOMEM;
 
 	if (t == NULL)
-		return IK_ENOMEM;
+		return EB_ENOMEM;
 	t->gate = gate;
 	t->nstreams = nstreams;
 	t->max_batch = max_batch;
@@ -367,30 +356,32 @@ int eb_ik_timer_create(struct eb_ik_timer **out, int nstreams, int max_batch, in
 	if (t->streams == NULL || t->ev == NULL)
 		goto destroy;
 	for (i = 0; i < nstreams; i++) {
-		rc = check(cudaStreamCreateWithFlags(&t->streams[i], cudaStreamNonBlocking),
-			   "cudaStreamCreate");
+		rc = eb_cuda_check(cudaStreamCreateWithFlags(&t->streams[i], cudaStreamNonBlocking),
+				   "cudaStreamCreate");
 		if (rc != 0)
 			goto destroy;
 	}
 	for (i = 0; i < nstreams * (max_batch + 1); i++) {
-		rc = check(cudaEventCreate(&t->ev[i]), "cudaEventCreate");
+		rc = eb_cuda_check(cudaEventCreate(&t->ev[i]), "cudaEventCreate");
 		if (rc != 0)
 			goto destroy;
 	}
-	rc = check(cudaHostAlloc((void **)&t->go_h, 256, cudaHostAllocMapped), "cudaHostAlloc");
+	rc = eb_cuda_check(cudaHostAlloc((void **)&t->go_h, 256, cudaHostAllocMapped),
+			   "cudaHostAlloc");
 	if (rc != 0)
 		goto destroy;
 	memset(t->go_h, 0, 256);
 	t->late_h = t->go_h + 32; /* its own cache line */
-	rc = check(cudaHostGetDevicePointer((void **)&t->go_d, t->go_h, 0),
-		   "cudaHostGetDevicePointer");
+	rc = eb_cuda_check(cudaHostGetDevicePointer((void **)&t->go_d, t->go_h, 0),
+			   "cudaHostGetDevicePointer");
 	if (rc != 0)
 		goto destroy;
 	t->late_d = t->go_d + 32;
-	rc = check(cudaMalloc((void **)&t->arrived, sizeof(unsigned int) * nstreams), "cudaMalloc");
+	rc = eb_cuda_check(cudaMalloc((void **)&t->arrived, sizeof(unsigned int) * nstreams),
+			   "cudaMalloc");
 	if (rc == 0)
-		rc =
-		    check(cudaMemset(t->arrived, 0, sizeof(unsigned int) * nstreams), "cudaMemset");
+		rc = eb_cuda_check(cudaMemset(t->arrived, 0, sizeof(unsigned int) * nstreams),
+				   "cudaMemset");
 	if (rc != 0)
 		goto destroy;
 	*out = t;
@@ -441,7 +432,7 @@ static int launch(struct eb_ik_timer *t, int s, const struct eb_ik_op *op, uint6
 	}
 	if (err == cudaSuccess)
 		err = cudaGetLastError();
-	return check(err, op->method == EB_IK_CE ? "copy-engine copy" : "kernel launch");
+	return eb_cuda_check(err, op->method == EB_IK_CE ? "copy-engine copy" : "kernel launch");
 }
 
 /* Poll the batch's last events against the deadline (a blocking sync could hang). */
@@ -459,12 +450,12 @@ static int wait_batch(struct eb_ik_timer *t, int nops, int b, uint64_t deadline)
 					"efabench: error: GPU work did not finish within the "
 					"deadline (stream %d)\n",
 					s);
-				return IK_ETIMEDOUT;
+				return EB_ETIMEDOUT;
 			}
 			sched_yield();
 		}
-		if (check(err, "GPU work") != 0)
-			return IK_ESYS;
+		if (eb_cuda_check(err, "GPU work") != 0)
+			return EB_ESYS;
 	}
 	return 0;
 }
@@ -478,16 +469,16 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 
 	*nsamples = 0;
 	if (nops > t->nstreams)
-		return IK_EINVAL;
+		return EB_EINVAL;
 	for (s = 0; s < nops; s++)
 		if (ops[s].method == EB_IK_TMA) {
 			size_t smem =
 			    (size_t)ops[s].tma_stages * ops[s].tma_chunk + 8 * ops[s].tma_stages;
 
-			rc = check(cudaFuncSetAttribute(tma_kernel,
-							cudaFuncAttributeMaxDynamicSharedMemorySize,
-							(int)smem),
-				   "TMA kernel shared memory (lower --tma-chunk or --tma-stages)");
+			rc = eb_cuda_check(
+			    cudaFuncSetAttribute(
+				tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+			    "TMA kernel shared memory (lower --tma-chunk or --tma-stages)");
 			if (rc != 0)
 				return rc;
 		}
@@ -502,17 +493,17 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 			if (t->gate) {
 				gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket,
 									timeout_ns, t->late_d);
-				rc = check(cudaGetLastError(), "gate kernel");
+				rc = eb_cuda_check(cudaGetLastError(), "gate kernel");
 			}
 			for (i = 0; i < b && rc == 0; i++) {
-				rc =
-				    check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");
+				rc = eb_cuda_check(cudaEventRecord(ev[i], t->streams[s]),
+						   "cudaEventRecord");
 				if (rc == 0)
 					rc = launch(t, s, &ops[s], timeout_ns);
 			}
 			if (rc == 0)
-				rc =
-				    check(cudaEventRecord(ev[b], t->streams[s]), "cudaEventRecord");
+				rc = eb_cuda_check(cudaEventRecord(ev[b], t->streams[s]),
+						   "cudaEventRecord");
 		}
 		if (rc == 0 && sync != NULL)
 			rc = sync(arg);
@@ -524,7 +515,7 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 		if (rc == 0 && *(volatile uint32_t *)t->late_h != 0) {
 			fprintf(stderr, "efabench: error: the gate kernel timed out: the host took "
 					"longer than the deadline to enqueue a batch\n");
-			rc = IK_ETIMEDOUT;
+			rc = EB_ETIMEDOUT;
 		}
 		if (rc != 0)
 			return rc;
@@ -532,8 +523,9 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 			for (i = 0; i < b; i++) {
 				float ms = 0;
 
-				rc = check(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
-					   "cudaEventElapsedTime");
+				rc =
+				    eb_cuda_check(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
+						  "cudaEventElapsedTime");
 				if (rc != 0)
 					return rc;
 				samples[(*nsamples)++] = ms * 1e-3;
@@ -545,11 +537,12 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 				float a, z;
 				cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
 
-				rc = check(cudaEventElapsedTime(&a, t->ev[0], ev[0]),
-					   "cudaEventElapsedTime");
-				if (rc == 0)
-					rc = check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
+				rc = eb_cuda_check(cudaEventElapsedTime(&a, t->ev[0], ev[0]),
 						   "cudaEventElapsedTime");
+				if (rc == 0)
+					rc =
+					    eb_cuda_check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
+							  "cudaEventElapsedTime");
 				if (rc != 0)
 					return rc;
 				lo = s == 0 || a < lo ? a : lo;

@@ -1,19 +1,10 @@
 #include "mem_kernels.h"
+#include "cuda_check.h"
+#include "efabench/status.h"
 #include "efabench/pattern_mix.h"
 
 #include <cuda_runtime.h>
 #include <stdio.h>
-
-/* Same status value as efabench/status.h, which is C. */
-#define GK_ESYS (-6)
-
-static int check(cudaError_t err, const char *what)
-{
-	if (err == cudaSuccess)
-		return 0;
-	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString(err));
-	return GK_ESYS;
-}
 
 /* Enough blocks to cover the buffer with 4 words per thread, at most 8 per SM's worth. */
 static int grid_for(size_t words)
@@ -96,9 +87,9 @@ extern "C" int eb_gk_fill(void *buf, size_t len, uint64_t seed, uint64_t base)
 
 	fill_kernel<<<grid_for(words), 256>>>((unsigned char *)buf, words, len % 8, seed, base,
 					      (uintptr_t)buf % 8 == 0);
-	if (check(cudaGetLastError(), "pattern fill kernel") != 0)
-		return GK_ESYS;
-	return check(cudaDeviceSynchronize(), "pattern fill kernel");
+	if (eb_cuda_check(cudaGetLastError(), "pattern fill kernel") != 0)
+		return EB_ESYS;
+	return eb_cuda_check(cudaDeviceSynchronize(), "pattern fill kernel");
 }
 
 extern "C" int eb_gk_check(const void *buf, size_t len, uint64_t seed, uint64_t base,
@@ -110,11 +101,12 @@ extern "C" int eb_gk_check(const void *buf, size_t len, uint64_t seed, uint64_t 
 	int rc;
 
 	if (res_h == NULL) {
-		rc = check(cudaHostAlloc((void **)&res_h, 2 * sizeof(*res_h), cudaHostAllocMapped),
-			   "check: cudaHostAlloc");
+		rc = eb_cuda_check(
+		    cudaHostAlloc((void **)&res_h, 2 * sizeof(*res_h), cudaHostAllocMapped),
+		    "check: cudaHostAlloc");
 		if (rc == 0)
-			rc = check(cudaHostGetDevicePointer((void **)&res_d, res_h, 0),
-				   "check: cudaHostGetDevicePointer");
+			rc = eb_cuda_check(cudaHostGetDevicePointer((void **)&res_d, res_h, 0),
+					   "check: cudaHostGetDevicePointer");
 		if (rc != 0) {
 			res_h = NULL;
 			return rc;
@@ -124,9 +116,9 @@ extern "C" int eb_gk_check(const void *buf, size_t len, uint64_t seed, uint64_t 
 	res_h[1] = ~0ull;
 	check_kernel<<<grid_for(words), 256>>>((const unsigned char *)buf, words, len % 8, seed,
 					       base, (uintptr_t)buf % 8 == 0, res_d);
-	rc = check(cudaGetLastError(), "pattern check kernel");
+	rc = eb_cuda_check(cudaGetLastError(), "pattern check kernel");
 	if (rc == 0)
-		rc = check(cudaDeviceSynchronize(), "pattern check kernel");
+		rc = eb_cuda_check(cudaDeviceSynchronize(), "pattern check kernel");
 	if (rc != 0)
 		return rc;
 	*wrong = res_h[0];

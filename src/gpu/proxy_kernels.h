@@ -19,9 +19,6 @@ int eb_pk_launch(const struct eb_pwork *w, int producers);
  * when any producer failed), 0 while they run, or a negative status after one line. */
 int eb_pk_done(const struct eb_pwork *w, long n, uint64_t *t, int *failed);
 
-/* SMs of the current GPU. */
-int eb_pk_sms(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,19 +1,10 @@
 #include "queue_kernels.h"
+#include "cuda_check.h"
+#include "efabench/status.h"
 
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Same status values as efabench/status.h, which is C. */
-#define QK_ESYS (-6)
-
-static int check(cudaError_t err, const char *what)
-{
-	if (err == cudaSuccess)
-		return 0;
-	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString(err));
-	return QK_ESYS;
-}
 
 __global__ void produce_kernel(struct eb_gpuq_dev q, uint32_t per)
 {
@@ -73,49 +64,38 @@ __global__ void floor_kernel(uint64_t *ping, uint64_t *pong, uint64_t *rtt, int 
 	}
 }
 
-extern "C" int eb_qk_sm_count(void)
-{
-	int dev = 0, sms = 0;
-
-	if (check(cudaGetDevice(&dev), "cudaGetDevice") != 0 ||
-	    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-		  "cudaDeviceGetAttribute") != 0)
-		return QK_ESYS;
-	return sms;
-}
-
 extern "C" int eb_qk_produce(struct eb_gpuq_dev q, int blocks, int threads, uint32_t per)
 {
 	produce_kernel<<<blocks, threads>>>(q, per);
-	return check(cudaGetLastError(), "launching the producer kernel");
+	return eb_cuda_check(cudaGetLastError(), "launching the producer kernel");
 }
 
 extern "C" int eb_qk_latency(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *rtt, int iters)
 {
 	latency_kernel<<<1, 1>>>(q, ack, rtt, iters);
-	return check(cudaGetLastError(), "launching the latency kernel");
+	return eb_cuda_check(cudaGetLastError(), "launching the latency kernel");
 }
 
 extern "C" int eb_qk_floor(uint64_t *ping, uint64_t *pong, uint64_t *rtt, int iters)
 {
 	floor_kernel<<<1, 1>>>(ping, pong, rtt, iters, 10ull * 1000000000ull);
-	return check(cudaGetLastError(), "launching the floor kernel");
+	return eb_cuda_check(cudaGetLastError(), "launching the floor kernel");
 }
 
 extern "C" int eb_qk_wait(void)
 {
-	return check(cudaDeviceSynchronize(), "waiting for the queue kernels");
+	return eb_cuda_check(cudaDeviceSynchronize(), "waiting for the queue kernels");
 }
 
 extern "C" void *eb_qk_alloc_mapped(size_t bytes, void **dev)
 {
 	void *p = NULL;
 
-	if (check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable),
-		  "cudaHostAlloc") != 0)
+	if (eb_cuda_check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+			  "cudaHostAlloc") != 0)
 		return NULL;
 	memset(p, 0, bytes);
-	if (check(cudaHostGetDevicePointer(dev, p, 0), "cudaHostGetDevicePointer") != 0) {
+	if (eb_cuda_check(cudaHostGetDevicePointer(dev, p, 0), "cudaHostGetDevicePointer") != 0) {
 		cudaFreeHost(p);
 		return NULL;
 	}

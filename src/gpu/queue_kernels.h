@@ -8,9 +8,6 @@
 extern "C" {
 #endif
 
-/* SMs of the current GPU, or a negative status after printing why. */
-int eb_qk_sm_count(void);
-
 /* blocks x threads producers, each pushing per commands (lo = producer << 32 | seq), then a
  * quiet on its last position. Asynchronous; eb_qk_wait reports how it went. */
 int eb_qk_produce(struct eb_gpuq_dev q, int blocks, int threads, uint32_t per);
