@@ -43,6 +43,11 @@ struct eb_xfer {
 int eb_xfer_init(struct eb_xfer *x, struct eb_engine *e, int window);
 void eb_xfer_fini(struct eb_xfer *x);
 
+/* n transfers of window requests each, as one array (NULL after one line when out of memory),
+ * and its release (NULL is fine). */
+struct eb_xfer *eb_xfers_new(struct eb_engine *e, int n, int window);
+void eb_xfers_free(struct eb_xfer *xs, int n);
+
 /* Number of chunks len bytes make (at least one, so empty messages still notify). */
 size_t eb_xfer_nchunks(size_t len, size_t chunk);
 

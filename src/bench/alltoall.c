@@ -22,7 +22,7 @@ struct a2a_state {
 static int a2a_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
-	size_t nx = (size_t)c->nranks * (size_t)e->nchan, i;
+	size_t nx = (size_t)c->nranks * (size_t)e->nchan;
 	struct a2a_state *st = calloc(1, sizeof(*st));
 	int rc = EB_ENOMEM;
 
@@ -30,15 +30,12 @@ static int a2a_setup(struct eb_ctx *c)
 		return rc;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->x = calloc(nx, sizeof(*st->x));
+	st->x = eb_xfers_new(e, (int)nx, c->window);
 	st->all = calloc(nx, sizeof(*st->all));
 	st->expect = calloc(nx, sizeof(*st->expect));
 	st->waits = calloc(nx, sizeof(*st->waits));
 	if (st->x == NULL || st->all == NULL || st->expect == NULL || st->waits == NULL)
 		return rc;
-	for (i = 0; i < nx; i++)
-		if (eb_xfer_init(&st->x[i], e, c->window) != EB_OK)
-			return rc;
 	rc =
 	    eb_payload_alloc(c, &st->out, st->slot * (size_t)c->nranks, "the alltoall send buffer");
 	if (rc == EB_OK)
@@ -54,15 +51,12 @@ static int a2a_setup(struct eb_ctx *c)
 static void a2a_teardown(struct eb_ctx *c)
 {
 	struct a2a_state *st = c->priv;
-	int i;
 
 	if (st == NULL)
 		return;
-	for (i = 0; st->x != NULL && i < c->nranks * c->e->nchan; i++)
-		eb_xfer_fini(&st->x[i]);
+	eb_xfers_free(st->x, c->nranks * c->e->nchan);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
-	free(st->x);
 	free(st->all);
 	free(st->expect);
 	free(st->waits);

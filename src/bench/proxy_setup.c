@@ -57,14 +57,14 @@ int eb_px_setup(struct eb_ctx *c)
 				    .stall = po->stall_proxy};
 	struct eb_proxy_bufs pb = {0};
 	int32_t sms = 0, *all = NULL;
-	int i, rc;
+	int rc;
 
 	if (st == NULL)
 		return EB_ENOMEM;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
 	st->window = c->window * e->nchan;
-	st->x = calloc((size_t)e->nchan, sizeof(*st->x));
+	st->x = eb_xfers_new(e, e->nchan, c->window);
 
 	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
 	st->waits = calloc((size_t)e->nchan, sizeof(*st->waits));
@@ -73,8 +73,7 @@ int eb_px_setup(struct eb_ctx *c)
 		free(all);
 		return EB_ENOMEM;
 	}
-	for (i = 0, rc = EB_OK; i < e->nchan && rc == EB_OK; i++)
-		rc = eb_xfer_init(&st->x[i], e, c->window);
+	rc = EB_OK;
 	if (c->rank == 0) {
 		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->src, st->slot, "the put source");
 		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
@@ -120,16 +119,13 @@ int eb_px_setup(struct eb_ctx *c)
 void eb_px_teardown(struct eb_ctx *c)
 {
 	struct pstate *st = c->priv;
-	int i;
 
 	if (st == NULL)
 		return;
 	eb_proxy_close(st->proxy);
-	for (i = 0; st->x != NULL && i < c->e->nchan; i++)
-		eb_xfer_fini(&st->x[i]);
+	eb_xfers_free(st->x, c->e->nchan);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
-	free(st->x);
 
 	free(st->expect);
 	free(st->waits);

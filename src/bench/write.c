@@ -31,21 +31,17 @@ struct write_state {
 
 static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
 {
-	int n = c->nranks * c->e->nchan, i, rc = EB_OK;
+	int n = c->nranks * c->e->nchan;
 
-	st->x = calloc((size_t)n, sizeof(*st->x));
-	st->ack = calloc((size_t)c->nranks, sizeof(*st->ack));
+	st->x = eb_xfers_new(c->e, n, c->window);
+	st->ack = eb_xfers_new(c->e, c->nranks, 1);
 	st->all = calloc((size_t)(n + c->nranks), sizeof(*st->all));
 	st->expect = calloc((size_t)c->e->nchan, sizeof(*st->expect));
 	st->waits = calloc((size_t)c->e->nchan, sizeof(*st->waits));
 	if (st->x == NULL || st->ack == NULL || st->all == NULL || st->expect == NULL ||
 	    st->waits == NULL)
 		return EB_ENOMEM;
-	for (i = 0; i < n && rc == EB_OK; i++)
-		rc = eb_xfer_init(&st->x[i], c->e, c->window);
-	for (i = 0; i < c->nranks && rc == EB_OK; i++)
-		rc = eb_xfer_init(&st->ack[i], c->e, 1);
-	return rc;
+	return EB_OK;
 }
 
 static int write_setup(struct eb_ctx *c)
@@ -95,20 +91,15 @@ static int write_setup(struct eb_ctx *c)
 static void write_teardown(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
-	int i;
 
 	if (st == NULL)
 		return;
-	for (i = 0; st->x != NULL && i < c->nranks * c->e->nchan; i++)
-		eb_xfer_fini(&st->x[i]);
-	for (i = 0; st->ack != NULL && i < c->nranks; i++)
-		eb_xfer_fini(&st->ack[i]);
+	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_xfers_free(st->ack, c->nranks);
 	eb_region_close(&st->acks);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
 	free(st->ack_in);
-	free(st->x);
-	free(st->ack);
 	free(st->all);
 	free(st->expect);
 	free(st->waits);

@@ -58,6 +58,32 @@ void eb_xfer_fini(struct eb_xfer *x)
 	x->arrived = NULL;
 }
 
+struct eb_xfer *eb_xfers_new(struct eb_engine *e, int n, int window)
+{
+	struct eb_xfer *xs = calloc((size_t)n, sizeof(*xs));
+	int i;
+
+	if (xs == NULL) {
+		eb_err("out of memory for %d transfers", n);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (eb_xfer_init(&xs[i], e, window) != EB_OK) {
+			eb_xfers_free(xs, i);
+			return NULL;
+		}
+	return xs;
+}
+
+void eb_xfers_free(struct eb_xfer *xs, int n)
+{
+	int i;
+
+	for (i = 0; xs != NULL && i < n; i++)
+		eb_xfer_fini(&xs[i]);
+	free(xs);
+}
+
 size_t eb_xfer_nchunks(size_t len, size_t chunk)
 {
 	return len == 0 ? 1 : (len + chunk - 1) / chunk;

@@ -479,19 +479,15 @@ uint64_t eb_proxy_completed(const struct eb_proxy *p)
 
 void eb_proxy_close(struct eb_proxy *p)
 {
-	int g;
-
 	if (p == NULL)
 		return;
 	eb_proxy_abort(p);
 	eb_proxy_stop(p);
-	for (g = 0; p->x != NULL && g < p->o.active * p->e->nchan; g++)
-		eb_xfer_fini(&p->x[g]);
+	eb_xfers_free(p->x, p->o.active * p->e->nchan);
 	eb_region_close(&p->out_reg);
 	eb_region_close(&p->in_reg);
 	eb_gpuq_destroy(&p->q);
 	eb_mem_free(&p->words);
-	free(p->x);
 	free(p->nx);
 	free(p->left);
 	free(p->owner);
@@ -512,7 +508,7 @@ static int alloc_tables(struct eb_proxy *p)
 
 	p->cap = 1ull << p->o.log2n;
 	p->ring = calloc(p->cap, sizeof(*p->ring));
-	p->x = calloc((size_t)a * (size_t)nch, sizeof(*p->x));
+	p->x = eb_xfers_new(p->e, a * nch, p->o.window);
 	p->nx = calloc((size_t)a, sizeof(*p->nx));
 	p->left = calloc((size_t)a, sizeof(*p->left));
 	p->owner = calloc((size_t)a, sizeof(*p->owner));
@@ -528,8 +524,7 @@ static int alloc_tables(struct eb_proxy *p)
 		eb_err("out of memory for the proxy's tables");
 		return EB_ENOMEM;
 	}
-	for (g = 0; g < a * nch && rc == EB_OK; g++) {
-		rc = eb_xfer_init(&p->x[g], p->e, p->o.window);
+	for (g = 0; g < a * nch; g++) {
 		p->x[g].on_done = xfer_done;
 		p->x[g].owner = p;
 	}
