@@ -16,19 +16,6 @@
 #include <hwloc.h>
 #endif
 
-void eb_versions_get(struct eb_versions *v)
-{
-	uint32_t rt = fi_version();
-
-	v->efabench = EB_VERSION_STRING;
-	v->fi_major = FI_MAJOR(rt);
-	v->fi_minor = FI_MINOR(rt);
-	v->fi_built_major = FI_MAJOR_VERSION;
-	v->fi_built_minor = FI_MINOR_VERSION;
-	v->mpi = eb_boot_have_mpi();
-	v->cuda = eb_mem_have_cuda();
-}
-
 void eb_mr_mode_str(uint64_t m, char *buf, size_t len)
 {
 	static const struct {

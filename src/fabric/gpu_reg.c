@@ -1,7 +1,8 @@
 /* Does a provider register GPU memory, and by which path? The one probe info, doctor and the
  * harness ask. */
 #include "efabench/chan.h"
-#include "efabench/facts.h"
+#include "efabench/gpu_reg.h"
+#include "efabench/versions.h"
 #include "efabench/mem.h"
 #include "efabench/mr.h"
 #include "efabench/status.h"
