@@ -30,6 +30,7 @@ case " $* " in
 	;;
 esac
 [ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"
+check_definitions "$WORK/out.json"
 check_json "$WORK/out.json" $((5 * variants)) 0
 [ "$(wc -l <"$WORK/out.csv")" -eq $((1 + 5 * variants)) ] || fail "CSV wants a header and a row per size and variant"
 echo "PASS"

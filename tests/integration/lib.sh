@@ -51,3 +51,30 @@ else:
     assert sum(r["wrong"] for r in res) > 0, "corruption went unnoticed"
 PY
 }
+
+# Every figure of a harness report against its definition (README, --help): bytes per iteration,
+# Gbps from the mean time, the NICs a measuring rank drives (distinct NICs of the channels its
+# layout uses) and BusBW % of the link times those NICs (null without a link speed).
+check_definitions() { # file
+	python3 - "$1" <<'PY' || fail "a record of $1 does not match the definitions"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+st = doc["settings"]
+n, nics, link = st["ranks"], st["channel_nics"], st["link_gbps"]
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-12)
+for r in doc["results"]:
+    peers = 1 if r["flow"] == "pairs" else n - 1
+    assert close(r["bytes_per_iter"], r["size"] * peers), r
+    t = r["lat_us"] * 1e-6
+    if "mmsg_per_s" not in r:
+        assert close(r["gbps"], 8 * r["bytes_per_iter"] / t / 1e9), (r["gbps"], r["lat_us"])
+    chans = {"single": [0], "split": range(len(nics)),
+             "round-robin": [p % len(nics) for p in range(1, n)]}[r["layout"]]
+    assert r["nics_used"] == len({nics[c] for c in chans}), (r["layout"], r["nics_used"], nics)
+    if link is None:
+        assert r["busbw_pct"] is None, r
+    else:
+        assert close(r["busbw_pct"], 100 * r["gbps"] / (link * r["nics_used"])), r
+PY
+}

@@ -54,6 +54,7 @@ write2x2)
 	before=$(rail_bytes 0 1)
 	run 2 1 write -b 1000 -e 4M -f 16 -n 3 -w 1 --chunk 256K || fail "write exited $?"
 	check_json "$WORK/out.json" 15 0 # 5 sizes x 3 layouts
+	check_definitions "$WORK/out.json"
 	after=$(rail_bytes 0 1)
 	# Split sends half of every 4 MiB write over rail 1 (and round-robin to rank 1 uses it).
 	[ $((after - before)) -gt $((4 * 2 * 1024 * 1024)) ] || fail "rail 1 carried only $((after - before)) bytes"
@@ -63,6 +64,7 @@ alltoall4x2)
 	bash "$SCRIPTS/testbed.sh" up 4 2 2gbit || fail "test bed setup"
 	run 4 1 alltoall -b 1000 -e 1M -f 32 -n 3 -w 1 --chunk 256K || fail "alltoall exited $?"
 	check_json "$WORK/out.json" 12 0
+	check_definitions "$WORK/out.json"
 	;;
 badtoken)
 	bash "$SCRIPTS/testbed.sh" up 2 1 2gbit || fail "test bed setup"
