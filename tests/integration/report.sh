@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report.sh: `efabench report -o DIR write sendrecv` with tiny sizes: index.md carries the
 # machine stamp and the exact command lines and links every table and figure, which exist;
-# then `tools/compare DIR DIR` prints B/A = 1.00 on every row.
+# then `tools/compare DIR DIR` prints B/A = 1.00 on every row, and against a copy whose ratios are
+# known (a factor per variant, rows reversed, one missing) every row shows its own factor.
 . "$(dirname "$0")/lib.sh"
 COMPARE=${EFABENCH_TOOLS:-$(cd "$(dirname "$0")/../../tools" && pwd)}/compare
 [ -x "$COMPARE" ] || fail "no tools/compare at $COMPARE"
@@ -60,5 +61,36 @@ assert len(ratios) >= 9 + 3, len(ratios)  # write: 3 sizes x 3 variants, sendrec
 assert set(ratios) == {"1.00"}, set(ratios)
 text = open(sys.argv[1]).read()
 assert "## write" in text and "## sendrecv" in text
+PY
+# Two reports whose ratios are known: B's write records are A's with Gbps scaled by a factor per
+# variant, in reverse order, one row missing. Every row must show its own factor (not 1/factor,
+# not a neighbour's), the missing row "-", and the geometric mean the factors' over the rest.
+mkdir -p "$WORK/b"
+python3 - "$dir/write.json" "$WORK/b/write.json" <<'PY' || fail "could not make report B"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+factor = {"Single": 2.0, "Split": 0.5, "RoundRobin": 4.0}
+res = [dict(r, gbps=r["gbps"] * factor[r["variant"]]) for r in doc["results"]]
+doc["results"] = list(reversed(res))[1:]  # A's last row is missing from B
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$COMPARE" "$dir" "$WORK/b" >"$WORK/cmp2" || fail "tools/compare of two reports exited $?"
+python3 - "$WORK/cmp2" "$dir/write.json" <<'PY' || fail "tools/compare's ratios are not the known ones"
+import json, math, sys
+text = open(sys.argv[1]).read().split("## write")[1].split("##")[0]
+last = json.load(open(sys.argv[2]))["results"][-1]
+factor = {"Single": 2.0, "Split": 0.5, "RoundRobin": 4.0}
+rows = [[c.strip() for c in l.strip().strip("|").split("|")] for l in text.splitlines()
+        if l.startswith("| ") and not l.startswith("| size")]
+assert len(rows) == 9, rows
+logs = []
+for size, variant, a, b, ratio in rows:
+    if variant == last["variant"] and size == f"{last['size'] // 1024}K":
+        assert ratio == "-" and b == "-", (size, variant, ratio)
+        continue
+    assert ratio == f"{factor[variant]:.2f}", (size, variant, ratio)
+    logs.append(math.log(factor[variant]))
+mean = f"{math.exp(sum(logs) / len(logs)):.2f}"
+assert f"Geometric mean of B/A over {len(logs)} rows: {mean}" in text, mean
 PY
 echo PASS
