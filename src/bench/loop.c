@@ -59,8 +59,8 @@ int eb_loop_phase(const struct eb_loop *l, long iters, double *samples, long *ns
 			got += samples != NULL ? n : 0;
 		} else {
 			rc = l->iter(l->arg, i);
-			t1 =
-			    eb_ticks(); /* one timestamp: it ends this iteration, starts the next */
+			/* One timestamp: it ends this iteration and starts the next. */
+			t1 = eb_ticks();
 			if (samples != NULL)
 				samples[got++] = (double)(t1 - t0);
 			t0 = t1;
