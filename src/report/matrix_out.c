@@ -61,6 +61,23 @@ static const struct eb_cell *cell_of(const struct eb_matrix_view *m, const struc
 	return &g[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
 }
 
+/* The cell after *k in (channel, source, target) order among the measuring ranks, the diagonal
+ * skipped; *k starts at -1. NULL after the last. */
+static const struct eb_cell *next_cell(const struct eb_matrix_view *m, const struct eb_cell *g,
+				       long *k, int *ch, int *a, int *b)
+{
+	long per = (long)m->nm * m->nm;
+
+	while (++*k < per * m->nch) {
+		*ch = (int)(*k / per);
+		*a = m->mem[*k % per / m->nm];
+		*b = m->mem[*k % m->nm];
+		if (*a != *b)
+			return cell_of(m, g, *ch, *a, *b);
+	}
+	return NULL;
+}
+
 /* Min and median of the cells where rank is source or target (rank < 0: all) on chan. */
 static struct stat2 stats(const struct eb_matrix_view *m, const struct eb_cell *g, int chan,
 			  int rank)
@@ -123,7 +140,9 @@ static void print_grid(const struct eb_matrix_view *m, const struct eb_cell *g, 
 static void print_summary(const struct eb_matrix_view *m, const struct eb_cell *g)
 {
 	struct eb_table t = {0};
-	int i, ch, ia, ib, nflag = 0;
+	const struct eb_cell *c;
+	int i, ch, a, b, nflag = 0;
+	long k;
 
 	printf("#\n## per host: min / median write Gbps of the cells it is in, per channel\n");
 	eb_table_col(&t, "rank", 4, 0);
@@ -153,22 +172,15 @@ static void print_summary(const struct eb_matrix_view *m, const struct eb_cell *
 	printf("#\n## flagged: below %.2f x the channel's typical rate (the median over ranks of "
 	       "each rank's fastest cell)%s\n",
 	       m->flag, m->expect > 0 ? " or below --expect" : "");
-	for (ch = 0; ch < m->nch; ch++) {
+	for (k = -1; (c = next_cell(m, g, &k, &ch, &a, &b)) != NULL;) {
 		double med = m->typical[ch];
 
-		for (ia = 0; ia < m->nm; ia++)
-			for (ib = 0; ib < m->nm; ib++) {
-				int a = m->mem[ia], b = m->mem[ib];
-				const struct eb_cell *c = cell_of(m, g, ch, a, b);
-
-				if (a == b || !flagged(m, c, med))
-					continue;
-				printf(
-				    "# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x typical %.2f\n",
-				    a, m->host[a], b, m->host[b], m->nics[ch], c->gbps,
-				    med > 0 ? c->gbps / med : 0, med);
-				nflag++;
-			}
+		if (!flagged(m, c, med))
+			continue;
+		printf("# %d (%s) -> %d (%s) on %s: %.2f Gbps = %.2f x typical %.2f\n", a,
+		       m->host[a], b, m->host[b], m->nics[ch], c->gbps, med > 0 ? c->gbps / med : 0,
+		       med);
+		nflag++;
 	}
 	if (nflag == 0)
 		printf("# none\n");
@@ -180,7 +192,9 @@ static void print_summary(const struct eb_matrix_view *m, const struct eb_cell *
 static int write_files(const struct eb_matrix_view *m, const struct eb_cell *g)
 {
 	struct eb_doc d = {0};
-	int ch, ia, ib, rc;
+	const struct eb_cell *c;
+	int ch, ia, a, b, rc;
+	long k;
 
 	eb_rec_str(&d.head, "bench", "matrix");
 	eb_rec_int(&d.head, "ranks", m->n);
@@ -198,31 +212,25 @@ static int write_files(const struct eb_matrix_view *m, const struct eb_cell *g)
 	eb_rec_int(&d.head, "rounds", m->rounds);
 	eb_rec_num(&d.head, "elapsed_s", m->elapsed_s);
 	eb_rec_num(&d.head, "cells_s", m->cells_s);
-	for (ch = 0; ch < m->nch; ch++) {
+	for (k = -1; (c = next_cell(m, g, &k, &ch, &a, &b)) != NULL;) {
 		double med = m->typical[ch];
+		struct eb_rec *x = eb_doc_add(&d);
 
-		for (ia = 0; ia < m->nm; ia++)
-			for (ib = 0; ib < m->nm; ib++) {
-				int a = m->mem[ia], b = m->mem[ib];
-				const struct eb_cell *c = cell_of(m, g, ch, a, b);
-				struct eb_rec *x;
-
-				if (a == b || (x = eb_doc_add(&d)) == NULL)
-					continue;
-				eb_rec_int(x, "src", a);
-				eb_rec_int(x, "dst", b);
-				eb_rec_str(x, "src_host", m->host[a]);
-				eb_rec_str(x, "dst_host", m->host[b]);
-				eb_rec_int(x, "chan", ch);
-				eb_rec_str(x, "nic", m->nics[ch]);
-				eb_rec_num(x, "gbps", c->gbps);
-				eb_rec_num(x, "lat_us", c->lat_us);
-				eb_rec_num(x, "typical_gbps", med);
-				eb_rec_num(x, "of_typical", med > 0 ? c->gbps / med : 0);
-				eb_rec_bool(x, "flagged", flagged(m, c, med));
-				eb_rec_int(x, "wrong", (long long)c->wrong);
-				eb_rec_int(x, "measured", c->status > 0 ? c->status : 0);
-			}
+		if (x == NULL)
+			continue;
+		eb_rec_int(x, "src", a);
+		eb_rec_int(x, "dst", b);
+		eb_rec_str(x, "src_host", m->host[a]);
+		eb_rec_str(x, "dst_host", m->host[b]);
+		eb_rec_int(x, "chan", ch);
+		eb_rec_str(x, "nic", m->nics[ch]);
+		eb_rec_num(x, "gbps", c->gbps);
+		eb_rec_num(x, "lat_us", c->lat_us);
+		eb_rec_num(x, "typical_gbps", med);
+		eb_rec_num(x, "of_typical", med > 0 ? c->gbps / med : 0);
+		eb_rec_bool(x, "flagged", flagged(m, c, med));
+		eb_rec_int(x, "wrong", (long long)c->wrong);
+		eb_rec_int(x, "measured", c->status > 0 ? c->status : 0);
 	}
 	rc = eb_doc_write(&d, m->csv, m->json);
 	eb_doc_free(&d);
