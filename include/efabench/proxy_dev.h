@@ -13,6 +13,9 @@
  *       only once every chunk of every put this rank pushed to peer before it has landed
  *       there (the target counts the immediate data of every chunk). Adds from many producers
  *       commute (MoE dispatch counts tokens so); sets of one word belong to one producer.
+ *   eb_signal_nbi(d, peer, sig, value, op)   the signal alone: peer's word changes once every
+ *       put this rank pushed to peer before it has landed (a producer that has nothing for
+ *       peer still tells it so)
  *   eb_signal_wait_until(d, sig, cmp, value)   on the target: wait until this rank's signal
  *       word sig compares true to value (EB_CMP_EQ, EB_CMP_GE, ...)
  *   eb_fence(d)          puts pushed after it are written only after every put pushed before
@@ -149,6 +152,19 @@ EB_Q_FN int eb_put(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off
 	return eb_put_nbi(d, peer, dst_off, src_off, bytes) != 0 ? -1 : eb_quiet(d);
 }
 
+EB_Q_FN int eb_signal_nbi(const struct eb_proxy_dev *d, unsigned peer, unsigned sig, uint64_t value,
+			  unsigned op)
+{
+	if (peer >= d->npeers || sig >= d->nsignals || value > ~EB_Q_LAP_BIT) {
+		eb_refuse(d);
+		return -1;
+	}
+	return eb_push(d,
+		       (uint64_t)EB_PCMD_SIGNAL | (uint64_t)peer << 3 | (uint64_t)sig << 17 |
+			   (uint64_t)(op & 1) << 37,
+		       value);
+}
+
 EB_Q_FN int eb_put_signal_nbi(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off,
 			      uint64_t src_off, uint64_t bytes, unsigned sig, uint64_t value,
 			      unsigned op)
@@ -159,10 +175,7 @@ EB_Q_FN int eb_put_signal_nbi(const struct eb_proxy_dev *d, unsigned peer, uint6
 	}
 	if (eb_put_nbi(d, peer, dst_off, src_off, bytes) != 0)
 		return -1;
-	return eb_push(d,
-		       (uint64_t)EB_PCMD_SIGNAL | (uint64_t)peer << 3 | (uint64_t)sig << 17 |
-			   (uint64_t)(op & 1) << 37,
-		       value);
+	return eb_signal_nbi(d, peer, sig, value, op);
 }
 
 EB_Q_FN int eb_fence(const struct eb_proxy_dev *d)

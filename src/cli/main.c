@@ -19,7 +19,7 @@
 #define EB_CMDS(X)                                                                                 \
 	X(write)                                                                                   \
 	X(sendrecv)                                                                                \
-	X(alltoall) X(proxy) X(matrix) X(doctor) X(queue) X(ipc) X(info) X(plot) X(report)
+	X(alltoall) X(proxy) X(moe) X(matrix) X(doctor) X(queue) X(ipc) X(info) X(plot) X(report)
 
 #define DECLARE(name) extern const struct eb_cmd eb_cmd_##name;
 #define ADDRESS(name) &eb_cmd_##name,

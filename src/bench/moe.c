@@ -1,0 +1,369 @@
+/* efabench moe: Mixture-of-Experts dispatch and combine between ranks, through the GPU proxy.
+ * Every rank routes its tokens to top-k experts (a seeded routing every rank builds alike);
+ * dispatch puts each token once to every rank holding one of its experts, with a signal per
+ * (source, destination) counting tokens; combine returns each expert's output to the token's
+ * home rank. GPU producers (the real case), CPU producers and an all-to-all-v of the same
+ * bytes run in one table. */
+#include "moe_state.h"
+#include "harness.h"
+#include "loop.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+#include "../report/rec.h"
+#include "../report/sheet.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const init_name[] = {"gpu", "cpu", "a2av"};
+static const char *const phase_name[] = {"dispatch", "combine", "pair"};
+
+/* ---- the timed phases, through the one loop ---- */
+
+static int l_prepare(void *arg)
+{
+	struct eb_ctx *c = arg;
+
+	c->epoch++;
+	return eb_moe_prepare(c);
+}
+
+static int l_align(void *arg)
+{
+	struct eb_ctx *c = arg;
+
+	return eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
+}
+
+static int l_iter(void *arg, long i)
+{
+	(void)i;
+	return eb_moe_iter(arg);
+}
+
+static void l_corrupt(void *arg, long i)
+{
+	struct eb_ctx *c = arg;
+	struct mstate *st = c->priv;
+	size_t off = eb_moe_landing(c);
+
+	(void)i;
+	if (off != SIZE_MAX)
+		eb_mem_flip(&st->dst.pay, off);
+}
+
+static int l_verify(void *arg, uint64_t *wrong)
+{
+	*wrong += eb_moe_verify(arg);
+	return EB_OK;
+}
+
+/* Per rank: p50 and p99 of its iterations, in seconds. */
+struct rank_t {
+	double p50, p99;
+};
+
+static int measure(struct eb_ctx *c, double *samples, struct rank_t *all, uint64_t *wrong)
+{
+	struct eb_loop l = {.arg = c,
+			    .prepare = l_prepare,
+			    .align = l_align,
+			    .iter = l_iter,
+			    .after = c->o->corrupt_at >= 0 ? l_corrupt : NULL,
+			    .verify = l_verify,
+			    .check = c->o->check};
+	struct eb_stats s;
+	struct rank_t mine;
+	uint64_t w = 0;
+	int64_t total = 0;
+	int rc = eb_loop_phase(&l, c->o->warmup, NULL, NULL, &w);
+
+	rc = rc != EB_OK ? rc : eb_loop_phase(&l, c->o->iters, samples, NULL, &w);
+	if (rc != EB_OK)
+		return rc;
+	eb_stats_compute(samples, (size_t)c->o->iters, &s);
+	mine = (struct rank_t){s.p50, s.p99};
+	rc = eb_boot_allreduce(c->boot, (int64_t)w, EB_SUM, &total, eb_engine_deadline(c->e));
+	*wrong = (uint64_t)total;
+	if (w > 0)
+		eb_err("%llu wrong words or values received (moe %s %s)", (unsigned long long)w,
+		       init_name[((struct mstate *)c->priv)->init],
+		       phase_name[((struct mstate *)c->priv)->phase]);
+	return rc != EB_OK
+		   ? rc
+		   : eb_boot_allgather(c->boot, &mine, all, sizeof(mine), eb_engine_deadline(c->e));
+}
+
+/* ---- figures ---- */
+
+struct totals {
+	double sel[2], wire[2]; /* bytes per rank (mean): selections x bytes, bytes to others */
+};
+
+static void totals_of(const struct mstate *st, int nranks, struct totals *tt)
+{
+	const struct eb_route *rt = &st->rt;
+	int s, d;
+
+	memset(tt, 0, sizeof(*tt));
+	for (s = 0; s < nranks; s++)
+		for (d = 0; d < nranks; d++) {
+			double n = (double)rt->nsel[(size_t)s * (size_t)nranks + (size_t)d];
+
+			tt->sel[0] += n * (double)st->plan.tok_bytes / nranks;
+			tt->sel[1] += n * (double)st->plan.out_bytes / nranks;
+			if (s == d)
+				continue;
+			tt->wire[0] += (double)rt->count[(size_t)s * (size_t)nranks + (size_t)d] *
+				       (double)st->plan.tok_bytes / nranks;
+			tt->wire[1] += n * (double)st->plan.out_bytes / nranks;
+		}
+}
+
+static void record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *all,
+		   const double *base, uint64_t wrong)
+{
+	struct mstate *st = c->priv;
+	struct eb_rec *r = eb_sheet_rec(sh);
+	struct totals tt;
+	double slow50 = 0, slow99 = 0, fast = 1e300, sel, wire;
+	int k, slow = 0, fastr = 0, ph = st->phase;
+
+	if (r == NULL)
+		return;
+	totals_of(st, c->nranks, &tt);
+	for (k = 0; k < c->nranks; k++) {
+		if (all[k].p50 > slow50) {
+			slow50 = all[k].p50;
+			slow = k;
+		}
+		if (all[k].p50 < fast) {
+			fast = all[k].p50;
+			fastr = k;
+		}
+		slow99 = all[k].p99 > slow99 ? all[k].p99 : slow99;
+	}
+	sel = ph == PH_PAIR ? tt.sel[0] + tt.sel[1] : tt.sel[ph];
+	wire = ph == PH_PAIR ? tt.wire[0] + tt.wire[1] : tt.wire[ph];
+	eb_rec_str(r, "initiator", init_name[st->init]);
+	eb_rec_str(r, "phase", phase_name[ph]);
+	eb_rec_num(r, "p50_us", slow50 * 1e6);
+	eb_rec_num(r, "p99_us", slow99 * 1e6);
+	eb_rec_num(r, "fastest_p50_us", fast * 1e6);
+	eb_rec_int(r, "fastest_rank", fastr);
+	eb_rec_int(r, "slowest_rank", slow);
+	eb_rec_num(r, "sel_GBps", slow50 > 0 ? sel / slow50 / 1e9 : 0.0);
+	eb_rec_num(r, "wire_GBps", slow50 > 0 ? wire / slow50 / 1e9 : 0.0);
+	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
+	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? slow50 / base[ph] : 0, base[ph] > 0);
+	eb_rec_int(r, "producers", st->init == INIT_A2AV ? 0 : st->producers);
+	eb_rec_int(r, "wrong", (long long)wrong);
+	for (k = 0; k < c->nranks; k++) {
+		struct eb_rec *it = eb_rec_item(r, "ranks");
+
+		if (it == NULL)
+			break;
+		eb_rec_int(it, "rank", k);
+		eb_rec_num(it, "p50_us", all[k].p50 * 1e6);
+		eb_rec_num(it, "p99_us", all[k].p99 * 1e6);
+	}
+	eb_sheet_show(sh, r);
+}
+
+static const struct eb_colspec cols[] = {
+    {"Initiator", "initiator", 9, 0, 1},     {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},	     {"p99(us)", "p99_us", 10, 1, 0},
+    {"fastest", "fastest_p50_us", 10, 1, 0}, {"slowest", "slowest_rank", 7, 0, 0},
+    {"sel GB/s", "sel_GBps", 9, 2, 0},	     {"wire GB/s", "wire_GBps", 9, 2, 0},
+    {"x a2av", "vs_a2av", 7, 2, 0},	     {"#wrong", "wrong", 6, 0, 0},
+};
+
+/* The header: the shape, the routing and what it makes each rank move. */
+static void facts(struct eb_ctx *c, struct eb_sheet *sh)
+{
+	const struct mopts *mo = mown(c);
+	struct mstate *st = c->priv;
+	const struct eb_route *rt = &st->rt;
+	struct eb_head *h = &sh->head;
+	struct eb_rec *d = &sh->doc.head;
+	int64_t lo = INT64_MAX, hi = 0, sum = 0, writes = 0;
+	int s, t;
+	char route[300];
+
+	for (t = 0; t < c->nranks; t++) {
+		int64_t in = 0;
+
+		for (s = 0; s < c->nranks; s++) {
+			in += rt->count[(size_t)s * (size_t)c->nranks + (size_t)t];
+			writes += s != t ? rt->count[(size_t)s * (size_t)c->nranks + (size_t)t] : 0;
+		}
+		lo = in < lo ? in : lo;
+		hi = in > hi ? in : hi;
+		sum += in;
+	}
+	eb_route_name(&mo->spec, route, sizeof(route));
+	eb_head_fact(h, "efabench moe",
+		     "%d ranks, %s: %d tokens per rank, hidden %d, top-%d of %d experts (%d per "
+		     "rank), %s",
+		     c->nranks, mo->preset == MOE_PREFILL ? "prefill" : "decode", mo->tokens,
+		     mo->hidden, mo->topk, mo->experts, rt->per_rank,
+		     mo->dtype == MOE_FP8 ? "fp8" : "bf16");
+	eb_head_break(h);
+	eb_head_fact(h, "bytes", "token %llu (dispatch), expert output %llu (combine, bf16)",
+		     (unsigned long long)st->plan.tok_bytes,
+		     (unsigned long long)st->plan.out_bytes);
+	eb_head_fact(h, "provider", "%s, %s memory (registration: %s)", c->e->prov,
+		     eb_mem_kind_name(c->mem), eb_reg_path_name(c->path));
+	eb_head_break(h);
+	eb_head_fact(h, "routing", "%s, seed %ld", route, mo->seed);
+	eb_head_fact(h, "tokens received per rank", "min %lld, mean %.1f, max %lld (max/mean %.2f)",
+		     (long long)lo, (double)sum / c->nranks, (long long)hi,
+		     sum > 0 ? (double)hi * c->nranks / (double)sum : 0.0);
+	eb_head_break(h);
+	eb_head_fact(h, "writes per rank",
+		     mo->preset == MOE_PREFILL
+			 ? "packed: one per (producer, destination) of its share of the tokens"
+			 : "one per (token, destination rank) in dispatch, per (token, home rank) "
+			   "in combine: %.1f each on average",
+		     (double)writes / c->nranks);
+	eb_head_fact(h, "proxy threads", "%d per rank; producers: %d GPU blocks / %d CPU threads",
+		     st->nq, mo->producers > 0 ? mo->producers : 32,
+		     mo->producers > 0 ? mo->producers : st->nq);
+	eb_head_break(h);
+	eb_head_fact(h, NULL,
+		     "p50/p99 = the slowest rank's; fastest = the fastest rank's p50; "
+		     "sel GB/s = selections x bytes / p50; wire GB/s = bytes to other ranks / p50 "
+		     "(per rank, mean); x a2av = p50 / the all-to-all-v's");
+	eb_head_break(h);
+	eb_rec_int(d, "ranks", c->nranks);
+	eb_rec_str(d, "preset", mo->preset == MOE_PREFILL ? "prefill" : "decode");
+	eb_rec_int(d, "tokens", mo->tokens);
+	eb_rec_int(d, "hidden", mo->hidden);
+	eb_rec_int(d, "topk", mo->topk);
+	eb_rec_int(d, "experts", mo->experts);
+	eb_rec_str(d, "dtype", mo->dtype == MOE_FP8 ? "fp8" : "bf16");
+	eb_rec_int(d, "token_bytes", (long long)st->plan.tok_bytes);
+	eb_rec_int(d, "output_bytes", (long long)st->plan.out_bytes);
+	eb_rec_str(d, "routing", route);
+	eb_rec_int(d, "seed", mo->seed);
+	eb_rec_str(d, "provider", c->e->prov);
+	eb_rec_str(d, "mem", eb_mem_kind_name(c->mem));
+	eb_rec_str(d, "registration", eb_reg_path_name(c->path));
+	eb_rec_int(d, "proxy_threads", st->nq);
+	for (s = 0; s < c->nranks; s++)
+		for (t = 0; t < c->nranks; t++) {
+			struct eb_rec *it = eb_rec_item(d, "traffic");
+
+			if (it == NULL)
+				return;
+			eb_rec_int(it, "src", s);
+			eb_rec_int(it, "dst", t);
+			eb_rec_int(it, "tokens",
+				   rt->count[(size_t)s * (size_t)c->nranks + (size_t)t]);
+			eb_rec_int(it, "selections",
+				   rt->nsel[(size_t)s * (size_t)c->nranks + (size_t)t]);
+		}
+}
+
+/* ---- the schedule ---- */
+
+/* Bad input that needs the rank count: refused before anything is allocated. */
+static int check_ranks(const struct mopts *mo, int nranks, int say)
+{
+	struct eb_moe_shape sh = {nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	char why[512];
+
+	if (mo->experts % nranks != 0) {
+		if (say)
+			eb_err("--experts %d is not divisible by the %d ranks", mo->experts,
+			       nranks);
+		return EB_EINVAL;
+	}
+	if (eb_route_check(&mo->spec, &sh, why, sizeof(why)) != EB_OK) {
+		if (say)
+			eb_err("--route %s", why);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+static int run_initiator(struct eb_ctx *c, struct eb_sheet *sh, double *samples, struct rank_t *all,
+			 double *base, uint64_t *wrong)
+{
+	struct mstate *st = c->priv;
+	int ph, rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e)), rc2;
+
+	rc = rc != EB_OK ? rc : eb_moe_begin(c);
+	for (ph = 0; ph < PH_N && rc == EB_OK; ph++) {
+		uint64_t w = 0;
+
+		st->phase = ph;
+		rc = measure(c, samples, all, &w);
+		if (rc != EB_OK)
+			break;
+		*wrong += w;
+		if (st->init == INIT_A2AV) {
+			int k;
+
+			for (k = 0, base[ph] = 0; k < c->nranks; k++)
+				base[ph] = all[k].p50 > base[ph] ? all[k].p50 : base[ph];
+		}
+		if (c->rank == 0)
+			record(c, sh, all, base, w);
+	}
+	if (rc == EB_OK) /* every rank's writes are in before the proxy threads stop */
+		rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
+	rc2 = eb_moe_end(c, rc != EB_OK);
+	return rc != EB_OK ? rc : rc2;
+}
+
+int eb_moe_drive(struct eb_ctx *c)
+{
+	const struct mopts *mo = mown(c);
+	struct eb_sheet sh;
+	double *samples, base[PH_N] = {0};
+	struct rank_t *all;
+	uint64_t wrong = 0;
+	unsigned inits = mo->initiators;
+	int i, rc = check_ranks(mo, c->nranks, c->rank == 0);
+
+	if (rc != EB_OK)
+		return rc;
+	if (c->gpu < 0 || c->mem == EB_MEM_HOST || !eb_mem_have_cuda())
+		inits &= ~(1u << INIT_GPU); /* kernels copy: they need GPU or pinned memory */
+	samples = calloc((size_t)c->o->iters, sizeof(*samples));
+	all = calloc((size_t)c->nranks, sizeof(*all));
+	if (samples == NULL || all == NULL) {
+		free(samples);
+		free(all);
+		return EB_ENOMEM;
+	}
+	rc = eb_moe_setup(c, inits);
+	if (rc != EB_OK)
+		goto teardown;
+	if (c->rank == 0) {
+		eb_sheet_begin(&sh, "moe", c->o->csv, c->o->json);
+		facts(c, &sh);
+		eb_sheet_print_head(&sh);
+		eb_sheet_table(&sh, NULL, cols, (int)(sizeof(cols) / sizeof(cols[0])));
+	}
+	/* The baseline first: the proxied rows are compared with it. */
+	for (i = INIT_N - 1; i >= 0 && rc == EB_OK; i--) {
+		if (!(((struct mstate *)c->priv)->inits & (1u << i)))
+			continue;
+		((struct mstate *)c->priv)->init = i;
+		rc = run_initiator(c, &sh, samples, all, base, &wrong);
+	}
+	if (c->rank == 0)
+		rc = rc == EB_OK ? eb_sheet_end(&sh, wrong) : (eb_doc_free(&sh.doc), rc);
+	if (rc == EB_OK && wrong > 0)
+		rc = EB_EVERIFY;
+teardown:
+	if (rc != EB_OK)
+		eb_engine_abandon(c->e);
+	eb_engine_quiesce(c->e);
+	eb_moe_teardown(c, rc != EB_OK);
+	free(samples);
+	free(all);
+	return rc;
+}

@@ -1,0 +1,170 @@
+/* efabench moe's options, the checks made before anything starts, and its descriptor. */
+#include "moe_state.h"
+#include "probe.h"
+#include "efabench/status.h"
+#include "../core/log.h"
+
+#include <stdio.h>
+
+static const struct {
+	int tokens, hidden, topk, experts;
+	long iters, warmup;
+} presets[] = {
+    [MOE_DECODE] = {128, 7168, 8, 256, 50, 5},
+    [MOE_PREFILL] = {4096, 7168, 8, 256, 10, 2},
+};
+
+static void moe_defaults(void *arg)
+{
+	struct mopts *mo = arg;
+
+	mo->route = "uniform";
+	mo->seed = 1;
+}
+
+static int moe_finish(struct eb_opts *o, void *arg)
+{
+	struct mopts *mo = arg;
+	char why[256];
+	int cpu;
+
+	if (o->sizes_given) {
+		eb_err("moe's sizes come from --tokens and --hidden (not -b/-e)");
+		return EB_EINVAL;
+	}
+	if (o->staged) {
+		eb_err("efabench moe writes registered memory: use --mem pinned or --mem device "
+		       "(--staged is not supported here)");
+		return EB_EINVAL;
+	}
+	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
+	mo->hidden = mo->hidden ? mo->hidden : presets[mo->preset].hidden;
+	mo->topk = mo->topk ? mo->topk : presets[mo->preset].topk;
+	mo->experts = mo->experts ? mo->experts : presets[mo->preset].experts;
+	if (!o->iters_given) {
+		o->iters = presets[mo->preset].iters;
+		o->warmup = presets[mo->preset].warmup;
+	}
+	if (mo->topk > mo->experts) {
+		eb_err("--topk %d is more than the %d experts", mo->topk, mo->experts);
+		return EB_EINVAL;
+	}
+	if (mo->dtype == MOE_FP8 && mo->hidden % 128 != 0) {
+		eb_err("--dtype fp8 carries a scale per 128 values: --hidden %d is not a multiple "
+		       "of 128",
+		       mo->hidden);
+		return EB_EINVAL;
+	}
+	if (eb_route_parse(mo->route, &mo->spec, why, sizeof(why)) != EB_OK) {
+		eb_err("--route %s: %s", mo->route, why);
+		return EB_EINVAL;
+	}
+	if ((mo->initiators & (1u << INIT_GPU)) && !eb_mem_have_cuda()) {
+		eb_err("--initiators gpu needs a build with CUDA (this one has none); cpu runs the "
+		       "same puts from CPU threads");
+		return EB_EINVAL;
+	}
+	if (mo->initiators & (1u << INIT_GPU))
+		o->want_gpu = "--initiators gpu";
+	if (mo->initiators == 0)
+		mo->initiators = INIT_ALL;
+	/* The rank, its proxy threads and its CPU producers all spin. */
+	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);
+	o->fab.threads = 1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) + cpu;
+	return EB_OK;
+}
+
+/* Before the local launcher starts ranks: what needs their count. */
+static int moe_probe(const struct eb_opts *o)
+{
+	const struct mopts *mo = o->own;
+	struct eb_moe_shape sh;
+	char why[512];
+	int np = o->np ? o->np : 2;
+
+	if (np < 2) /* the harness's probe says so */
+		return eb_harness_probe(o);
+	sh = (struct eb_moe_shape){np, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	if (mo->experts % np != 0) {
+		eb_err("--experts %d is not divisible by the %d ranks", mo->experts, np);
+		return -2;
+	}
+	if (eb_route_check(&mo->spec, &sh, why, sizeof(why)) != EB_OK) {
+		eb_err("--route %s", why);
+		return -2;
+	}
+	return eb_harness_probe(o);
+}
+
+#define M(field) EB_AT(struct mopts, field)
+
+static const char *const preset_words[] = {"decode", "prefill", NULL};
+static const char *const dtype_words[] = {"bf16", "fp8", NULL};
+static const char *const init_words[] = {"gpu", "cpu", "a2av", NULL};
+
+static const struct eb_opt moe_opts[] = {
+    {"preset", 0, "P", eb_opt_choice, M(preset), 0, 0,
+     "decode (default: 128 tokens, a write per token and\n"
+     "destination, like low-latency kernels) or prefill (4096\n"
+     "tokens packed per destination, like normal kernels);\n"
+     "both hidden 7168, top-8 of 256 experts",
+     preset_words},
+    {"tokens", 0, "T", eb_opt_num, M(tokens), 1, 1 << 20, "tokens per rank (preset's)"},
+    {"hidden", 0, "H", eb_opt_num, M(hidden), 1, 1 << 16, "values per token (preset's)"},
+    {"topk", 0, "K", eb_opt_num, M(topk), 1, 64, "experts per token (preset's)"},
+    {"experts", 0, "E", eb_opt_num, M(experts), 1, 1 << 16,
+     "experts in all, E/N per rank (preset's)"},
+    {"dtype", 0, "D", eb_opt_choice, M(dtype), 0, 0,
+     "dispatch values: bf16 (default, 2H bytes a token) or fp8\n"
+     "(H bytes and a 4-byte scale per 128); combine is bf16",
+     dtype_words},
+    {"route", 0, "R", eb_opt_str, M(route), 0, 0,
+     "uniform (default), groups:G (a token's experts on at most\n"
+     "G ranks), hot:R,F (rank R's experts F times as likely),\n"
+     "lognormal:S (expert popularity exp(S*N(0,1))) or\n"
+     "file:PATH (N lines of N token counts, source by\n"
+     "destination)"},
+    {"seed", 0, "S", eb_opt_lng, M(seed), 0, 1e15, "routing seed (default 1)"},
+    {"initiators", 0, "LIST", eb_opt_mask, M(initiators), 0, 0,
+     "gpu (kernels pack and put through the proxy), cpu (CPU\n"
+     "threads push the same puts), a2av (one write per\n"
+     "destination of the same bytes); default: all that can run",
+     init_words},
+    {"proxy-threads", 0, "N", eb_opt_num, M(proxy_threads), 1, EB_MOE_MAX_Q,
+     "proxy threads per rank, each with its own queue and\n"
+     "channels (default: one per NIC used)"},
+    {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
+     "GPU blocks or CPU threads per rank (default 32 blocks,\n"
+     "one CPU thread per proxy thread)"},
+};
+
+static const struct eb_bench moe_bench = {.drive = eb_moe_drive, .uses = EB_USES_FABRIC};
+
+const struct eb_cmd eb_cmd_moe = {
+    .name = "moe",
+    .summary = "Mixture-of-Experts dispatch and combine through the GPU proxy",
+    .help =
+	"  every rank routes T tokens to top-K of E experts (E/N per rank) from a seed;\n"
+	"  dispatch puts each token once to every rank holding one of its experts, into\n"
+	"  slots the receiver derives from the routing, then a signal per (producer,\n"
+	"  destination) that adds the tokens it sent; the receiver waits for every source's\n"
+	"  signals. Combine returns each expert's output for a token (bf16, a function of\n"
+	"  token, expert and epoch) to the token's home rank; after the clock stops the home\n"
+	"  rank sums its K weighted outputs and checks every token, output and sum.\n"
+	"  Initiators: gpu (kernels pack and push puts to the proxy threads), cpu (threads\n"
+	"  push the same puts), a2av (the same byte matrix as one chunked write per\n"
+	"  destination, posted by the rank: an all-to-all-v).\n"
+	"  t = a rank's time per iteration: from the barrier (or its previous iteration) until\n"
+	"  its own writes are complete and everything addressed to it has arrived; pair =\n"
+	"  dispatch then combine. p50/p99 = the slowest rank's; fastest = the fastest rank's\n"
+	"  p50. sel GB/s = selections x bytes per token (or output) / p50, per rank (DeepEP's\n"
+	"  low-latency tests, UCCL-EP, pplx count this way); wire GB/s = bytes a rank sends\n"
+	"  to other ranks / p50 (what its NICs carry); both are means over ranks.\n"
+	"  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong 8-byte\n"
+	"  words of tokens + wrong bf16 outputs + wrong sums. JSON adds each rank's p50/p99\n"
+	"  and the traffic matrix (tokens and selections per source and destination)",
+    .groups = EB_G_SIZES | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
+    EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
+    .bench = &moe_bench,
+    .probe = moe_probe,
+};

@@ -1,0 +1,264 @@
+/* One dispatch or combine of efabench moe, by each initiator: producers (GPU blocks or CPU
+ * threads) through the proxy threads, or the all-to-all-v baseline posting the same bytes as
+ * one chunked write per destination on the harness's engine. A rank's step ends when its own
+ * writes are complete and everything addressed to it has arrived. */
+#define _GNU_SOURCE
+#include "moe_state.h"
+#include "efabench/layout.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#ifdef EB_HAVE_CUDA
+#include "../gpu/moe_kernels.h"
+#endif
+
+#include <sched.h>
+#include <stdatomic.h>
+
+static const char *const step_name[] = {"dispatch", "combine"};
+
+static struct eb_moe_phase host_phase(const struct mstate *st, int which, int nranks)
+{
+	const struct eb_moe_moves *m = which ? &st->plan.combine : &st->plan.dispatch;
+
+	return (struct eb_moe_phase){m->off, m->src, m->packed,
+				     m->len, m->dst, which ? (uint32_t)nranks : 0};
+}
+
+int eb_moe_begin(struct eb_ctx *c)
+{
+	struct mstate *st = c->priv;
+	const struct mopts *mo = mown(c);
+	int k, rc = EB_OK;
+
+	if (st->init == INIT_A2AV)
+		return EB_OK;
+	st->producers = mo->producers > 0 ? mo->producers : st->init == INIT_GPU ? 32 : st->nq;
+	st->w.producers = st->producers;
+	for (k = 0; k < st->nq && rc == EB_OK; k++)
+		rc = eb_proxy_start(st->px[k]);
+	if (rc == EB_OK && st->init == INIT_CPU)
+		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
+	return rc;
+}
+
+int eb_moe_end(struct eb_ctx *c, int failed)
+{
+	struct mstate *st = c->priv;
+	int k, rc = EB_OK;
+
+	if (st->init == INIT_A2AV)
+		return EB_OK;
+	for (k = 0; failed && k < st->nq; k++)
+		if (st->px[k] != NULL)
+			eb_proxy_abort(st->px[k]);
+	eb_moe_pool_stop(st->pool);
+	st->pool = NULL;
+	for (k = 0; k < st->nq; k++) {
+		int r = st->px[k] != NULL ? eb_proxy_stop(st->px[k]) : EB_OK;
+
+		if (rc == EB_OK)
+			rc = r;
+	}
+	return rc;
+}
+
+/* What the proxy threads' signal words say source s sent here in this step's word. */
+static uint64_t signalled(const struct mstate *st, unsigned word)
+{
+	uint64_t sum = 0;
+	int k;
+
+	for (k = 0; k < st->nq; k++)
+		sum += atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(st->px[k])[word],
+					    memory_order_acquire);
+	return sum;
+}
+
+static uint64_t idle_ns(const struct mstate *st)
+{
+	uint64_t least = UINT64_MAX;
+	int k;
+
+	for (k = 0; k < st->nq; k++) {
+		uint64_t n = eb_proxy_idle_ns(st->px[k]);
+
+		least = n < least ? n : least;
+	}
+	return least;
+}
+
+/* The first source still short of what it owes here, or -1. */
+static int short_source(const struct eb_ctx *c, const struct mstate *st, int which)
+{
+	int s;
+
+	for (s = 0; s < c->nranks; s++)
+		if (s != c->rank && signalled(st, (unsigned)(which * c->nranks + s)) <
+					st->expect[which * c->nranks + s])
+			return s;
+	return -1;
+}
+
+static int producers_done(struct mstate *st, int *failed)
+{
+	if (st->init == INIT_CPU)
+		return eb_moe_pool_done(st->pool, failed);
+#ifdef EB_HAVE_CUDA
+	return eb_mk_done(failed);
+#else
+	return EB_ENOTSUP;
+#endif
+}
+
+static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int which)
+{
+	int k;
+
+	for (k = 0; k < st->nq; k++) {
+		uint64_t who = eb_proxy_refused(st->px[k]);
+
+		if (eb_proxy_errors(st->px[k]) != 0 || who != 0)
+			eb_err(
+			    "moe %s: producers failed on proxy thread %d (queue error bits 0x%x%s)",
+			    step_name[which], k, eb_proxy_errors(st->px[k]),
+			    who ? ", a command was refused" : "");
+	}
+	(void)c;
+	return EB_EFABRIC;
+}
+
+static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	uint64_t deadline = eb_deadline(c->o->fab.timeout_s), spins = 0;
+	int s, done = 0, failed = 0, rc = EB_OK, late;
+
+	for (s = 0; s < c->nranks; s++)
+		if (s != c->rank)
+			st->expect[which * c->nranks + s] +=
+			    (uint64_t)(which ? pl->back_from[s] : pl->recv_from[s]) +
+			    (uint64_t)st->producers * EB_MOE_MARK;
+	if (st->init == INIT_CPU) {
+		st->w.ph = host_phase(st, which, c->nranks);
+		eb_moe_pool_go(st->pool);
+	} else {
+#ifdef EB_HAVE_CUDA
+		st->w.ph = st->dev[which];
+		rc = eb_mk_launch(&st->w);
+#else
+		rc = EB_ENOTSUP;
+#endif
+		if (rc != EB_OK)
+			return rc;
+	}
+	for (;;) {
+		if (!done && (done = producers_done(st, &failed)) < 0)
+			return done;
+		if (done && failed)
+			return producers_failed(c, st, which);
+		late = short_source(c, st, which);
+		if (done && late < 0)
+			return EB_OK;
+		if ((++spins & 255) != 0) {
+			sched_yield();
+			continue;
+		}
+		if ((rc = eb_boot_check(c->boot)) != EB_OK)
+			break;
+		/* A stopped peer is alive to the bootstrap: judge it by what arrives. */
+		if (eb_now_ns() > deadline && idle_ns(st) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
+			if (late >= 0)
+				eb_err(
+				    "moe %s: timed out waiting for rank %d: %llu of %llu signalled "
+				    "(nothing arrived for %.1f s)",
+				    step_name[which], late,
+				    (unsigned long long)(signalled(
+							     st,
+							     (unsigned)(which * c->nranks + late)) &
+							 (EB_MOE_MARK - 1)),
+				    (unsigned long long)(st->expect[which * c->nranks + late] &
+							 (EB_MOE_MARK - 1)),
+				    (double)idle_ns(st) * 1e-9);
+			else
+				eb_err("moe %s: timed out waiting for this rank's producers",
+				       step_name[which]);
+			rc = EB_ETIMEDOUT;
+			break;
+		}
+	}
+	for (s = 0; s < st->nq; s++) /* producers give up at once; the caller stops the rest */
+		eb_proxy_abort(st->px[s]);
+	while (!done && producers_done(st, &failed) == 0)
+		sched_yield();
+	return rc;
+}
+
+/* The baseline: one chunked write per destination of the packed bytes, split over the
+ * channels, and the chunks every source owes counted by immediate data. */
+static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	const struct eb_moe_moves *m = which ? &pl->combine : &pl->dispatch;
+	struct eb_engine *e = c->e;
+	int nch = e->nchan, k, ch, n = 0, nw = 0, rc = EB_OK;
+
+	for (k = 1; k <= c->nranks; k++) {
+		int p = (c->rank + k) % c->nranks;
+		int64_t a = m->off[p], b = m->off[p + 1];
+		uint64_t bytes = b > a ? m->packed[b - 1] + m->len[b - 1] - m->packed[a] : 0;
+		uint64_t in =
+		    which ? (uint64_t)st->rt.nsel[(size_t)c->rank * (size_t)c->nranks + (size_t)p] *
+				pl->out_bytes
+			  : (uint64_t)pl->recv_from[p] * pl->tok_bytes;
+		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
+		int armed, i;
+
+		if (p == c->rank) {
+			for (; a < b && rc == EB_OK; a++)
+				rc = eb_mem_copy(&st->dst.pay, m->dst[a], &st->src.pay, m->src[a],
+						 m->len[a]);
+			continue;
+		}
+		armed = bytes == 0 ? 0
+				   : eb_layout_write(EB_LAYOUT_SPLIT, xs, nch, c->rank, p,
+						     eb_payload_at(&st->src, m->packed[a]), bytes,
+						     c->chunk, st->src.reg.mr,
+						     eb_region_key(&st->dst.reg, p, 0), m->dst[a],
+						     EB_IMM(c->rank, 0));
+		for (i = 0; i < armed; i++)
+			st->xs[n++] = &xs[i];
+		for (ch = 0; ch < nch && in > 0; ch++) {
+			uint64_t *want = &st->a2a_expect[(size_t)p * (size_t)nch + (size_t)ch];
+			uint64_t more =
+			    eb_layout_chunks(EB_LAYOUT_SPLIT, nch, p, c->rank, in, c->chunk, ch);
+
+			if (more == 0)
+				continue;
+			*want += more;
+			st->waits[nw++] =
+			    (struct eb_imm_wait){.peer = p, .chan = ch, .count = *want};
+		}
+	}
+	if (rc != EB_OK)
+		return rc;
+	return eb_xfer_wait_imm(e, st->xs, n, st->waits, nw, EB_DEADLINE_LAZY);
+}
+
+static int step(struct eb_ctx *c, struct mstate *st, int which)
+{
+	return st->init == INIT_A2AV ? a2a_step(c, st, which) : proxied_step(c, st, which);
+}
+
+int eb_moe_iter(struct eb_ctx *c)
+{
+	struct mstate *st = c->priv;
+	int rc = EB_OK;
+
+	if (st->phase != PH_COMBINE)
+		rc = step(c, st, 0);
+	if (rc == EB_OK && st->phase != PH_DISPATCH)
+		rc = step(c, st, 1);
+	return rc;
+}

@@ -1,0 +1,220 @@
+#include "moe_state.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+#include "../core/log.h"
+#ifdef EB_HAVE_CUDA
+#include "../gpu/moe_kernels.h"
+#endif
+
+#include <rdma/fabric.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t token_bytes(const struct mopts *mo)
+{
+	/* fp8: a byte per value and a 4-byte scale per 128 values (DeepEP's layout). */
+	return mo->dtype == MOE_FP8 ? (uint64_t)mo->hidden + 4ull * (uint64_t)(mo->hidden / 128)
+				    : 2ull * (uint64_t)mo->hidden;
+}
+
+/* Proxy thread k's engine: the harness's for the first; for the others one of their own, on
+ * the k-th NIC where the rank has several (a thread per NIC), else beside the first. */
+static int open_engines(struct eb_ctx *c, struct mstate *st)
+{
+	struct eb_engine *e0 = c->e;
+	int k, rc;
+
+	st->eng[0] = e0;
+	for (k = 1; k < st->nq; k++) {
+		struct eb_fabric_opts f = c->o->fab;
+
+		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
+		if (e0->nnics > 1) {
+			f.nics = e0->nics[k % e0->nnics].domain;
+			f.channels = 1;
+		}
+		rc = eb_engine_open(&st->own[k], e0->boot, &f);
+		if (rc != EB_OK)
+			return rc;
+		st->eng[k] = &st->own[k];
+	}
+	return EB_OK;
+}
+
+static int open_proxies(struct eb_ctx *c, struct mstate *st)
+{
+	int k, rc = EB_OK;
+
+	for (k = 0; k < st->nq && rc == EB_OK; k++) {
+		struct eb_proxy_opts o = {.layout =
+					      st->nq == 1 ? EB_LAYOUT_SPLIT : EB_LAYOUT_SINGLE,
+					  .chunk = c->chunk,
+					  .window = c->window,
+					  .active = 64,
+					  .log2n = 12,
+					  .batch = 64,
+					  .nsignals = 2 * (uint32_t)c->nranks,
+					  .gpu = (st->inits >> INIT_GPU) & 1,
+					  .timeout_s = c->o->fab.timeout_s,
+					  .cuda_device = c->gpu};
+		struct eb_proxy_bufs b = {.src = eb_payload_at(&st->src, 0),
+					  .src_len = st->plan.src_len,
+					  .src_mrs = st->src_reg[k].mr,
+					  .dst_len = st->plan.dst_len,
+					  .dst_keys = st->dst_reg[k].rkeys};
+
+		rc = eb_proxy_open(&st->px[k], st->eng[k], &b, &o);
+		if (rc == EB_OK)
+			st->w.d[k] = eb_proxy_dev(st->px[k]);
+	}
+	return rc;
+}
+
+/* Every rank's regions on every engine; the first through the payloads (their registration
+ * path goes in the header). */
+static int register_all(struct eb_ctx *c, struct mstate *st)
+{
+	int k, rc = eb_payload_reg(c, &st->src, FI_WRITE, 0);
+
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	if (rc != EB_OK)
+		return rc;
+	st->src_reg[0] = st->src.reg;
+	st->dst_reg[0] = st->dst.reg;
+	for (k = 1; k < st->nq && rc == EB_OK; k++) {
+		rc = eb_region_reg(&st->src_reg[k], st->eng[k], eb_payload_nic(&st->src), FI_WRITE,
+				   0);
+		if (rc == EB_OK)
+			rc = eb_region_reg(&st->dst_reg[k], st->eng[k], eb_payload_nic(&st->dst),
+					   FI_REMOTE_WRITE, 1);
+	}
+	return rc;
+}
+
+static int alloc_state(struct eb_ctx *c, struct mstate *st)
+{
+	size_t n = (size_t)c->nranks, nx = n * (size_t)c->e->nchan;
+	uint64_t big = st->plan.src_len > st->plan.dst_len ? st->plan.src_len : st->plan.dst_len;
+	size_t hidden = (size_t)st->plan.out_bytes / 2;
+
+	st->expect = calloc(2 * n, sizeof(*st->expect));
+	st->a2a_expect = calloc(nx, sizeof(*st->a2a_expect));
+	st->x = eb_xfers_new(c->e, (int)nx, c->window);
+	st->xs = calloc(nx, sizeof(*st->xs));
+	st->waits = calloc(nx, sizeof(*st->waits));
+	st->vals = calloc(hidden, sizeof(*st->vals));
+	st->sum = calloc(2 * hidden, sizeof(*st->sum));
+	if (c->mem == EB_MEM_DEVICE)
+		st->host = malloc(big);
+	if (st->expect == NULL || st->a2a_expect == NULL || st->x == NULL || st->xs == NULL ||
+	    st->waits == NULL || st->vals == NULL || st->sum == NULL ||
+	    (c->mem == EB_MEM_DEVICE && st->host == NULL)) {
+		eb_err("out of memory for moe's state");
+		return EB_ENOMEM;
+	}
+	return EB_OK;
+}
+
+int eb_moe_setup(struct eb_ctx *c, unsigned inits)
+{
+	const struct mopts *mo = mown(c);
+	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	struct mstate *st = calloc(1, sizeof(*st));
+	int proxied = (inits & ((1u << INIT_GPU) | (1u << INIT_CPU))) != 0, rc;
+
+	if (st == NULL)
+		return EB_ENOMEM;
+	c->priv = st;
+	st->inits = inits;
+	st->nq = mo->proxy_threads > 0	     ? mo->proxy_threads
+		 : c->e->nnics < c->e->nchan ? c->e->nnics
+					     : c->e->nchan;
+	if (st->nq > EB_MOE_MAX_Q)
+		st->nq = EB_MOE_MAX_Q;
+	rc = eb_route_build(&st->rt, &mo->spec, &sh);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_moe_plan_build(&st->plan, &st->rt, c->rank, token_bytes(mo),
+			       2ull * (uint64_t)mo->hidden);
+	rc = rc != EB_OK ? rc : alloc_state(c, st);
+	rc = rc != EB_OK ? rc
+			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");
+	rc = rc != EB_OK
+		 ? rc
+		 : eb_payload_alloc(c, &st->dst, st->plan.dst_len, "the moe destination region");
+	rc = rc != EB_OK || !proxied ? rc : open_engines(c, st);
+	if (!proxied)
+		st->nq = 1;
+	rc = rc != EB_OK ? rc : register_all(c, st);
+	if (rc != EB_OK || !proxied)
+		return rc;
+	st->w = (struct eb_moe_work){.nq = st->nq,
+				     .rank = c->rank,
+				     .ranks = c->nranks,
+				     .coalesce = mo->preset == MOE_PREFILL,
+				     .src = eb_payload_at(&st->src, 0),
+				     .dst = eb_payload_at(&st->dst, 0)};
+#ifdef EB_HAVE_CUDA
+	if (c->mem == EB_MEM_DEVICE)
+		st->w.copy = eb_mk_copy;
+#endif
+	rc = open_proxies(c, st);
+#ifdef EB_HAVE_CUDA
+	if (rc == EB_OK && (inits & (1u << INIT_GPU))) {
+		struct eb_moe_phase d = {st->plan.dispatch.off,	   st->plan.dispatch.src,
+					 st->plan.dispatch.packed, st->plan.dispatch.len,
+					 st->plan.dispatch.dst,	   0};
+		struct eb_moe_phase b = {st->plan.combine.off,	  st->plan.combine.src,
+					 st->plan.combine.packed, st->plan.combine.len,
+					 st->plan.combine.dst,	  (uint32_t)c->nranks};
+
+		rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
+		if (rc == EB_OK)
+			rc = eb_mk_upload(&b, c->nranks, st->plan.combine.items, &st->dev[1]);
+		st->have_dev = rc == EB_OK;
+	}
+#endif
+	return rc;
+}
+
+void eb_moe_teardown(struct eb_ctx *c, int failed)
+{
+	struct mstate *st = c->priv;
+	int k;
+
+	if (st == NULL)
+		return;
+	for (k = 0; k < st->nq; k++) {
+		eb_proxy_close(st->px[k]);
+		if (k > 0 && st->eng[k] != NULL && failed)
+			eb_engine_abandon(st->eng[k]);
+		if (k > 0 && st->eng[k] != NULL)
+			eb_engine_quiesce(st->eng[k]);
+	}
+	for (k = 1; k < st->nq; k++) {
+		eb_region_close(&st->src_reg[k]);
+		eb_region_close(&st->dst_reg[k]);
+		if (st->eng[k] != NULL)
+			eb_engine_close(st->eng[k]);
+	}
+#ifdef EB_HAVE_CUDA
+	if (st->have_dev) {
+		eb_mk_free(&st->dev[0]);
+		eb_mk_free(&st->dev[1]);
+	}
+#endif
+	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_payload_free(&st->src);
+	eb_payload_free(&st->dst);
+	eb_moe_plan_free(&st->plan);
+	eb_route_free(&st->rt);
+	free(st->expect);
+	free(st->a2a_expect);
+	free(st->xs);
+	free(st->waits);
+	free(st->host);
+	free(st->vals);
+	free(st->sum);
+	free(st);
+	c->priv = NULL;
+}

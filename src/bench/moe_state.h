@@ -1,0 +1,81 @@
+/* efabench moe's parts: options and per-rank state shared by moe.c (the subcommand, its
+ * schedule and records), moe_setup.c (regions, engines, proxy threads), moe_phase.c (one
+ * dispatch or combine by each initiator), moe_data.c (what is sent and how it is checked)
+ * and moe_pool.c (CPU producers). */
+#ifndef EB_BENCH_MOE_STATE_H
+#define EB_BENCH_MOE_STATE_H
+
+#include "bench.h"
+#include "moe_plan.h"
+#include "moe_pool.h"
+#include "moe_route.h"
+#include "efabench/proxy.h"
+#include "../gpu/moe_work.h"
+
+enum { MOE_DECODE, MOE_PREFILL };
+enum { MOE_BF16, MOE_FP8 };
+enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_N };	 /* who moves the bytes */
+enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
+#define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV))
+
+struct mopts {
+	int preset, dtype;
+	int tokens, hidden, topk, experts; /* 0: the preset's */
+	const char *route;
+	long seed;
+	int proxy_threads; /* 0: one per NIC used */
+	int producers;	   /* 0: 1 CPU thread per proxy thread, 32 GPU blocks */
+	unsigned initiators;
+	struct eb_route_spec spec;
+};
+
+struct mstate {
+	unsigned inits; /* the initiators this run measures (INIT_* bits) */
+	struct eb_route rt;
+	struct eb_moe_plan plan;
+	struct eb_payload src, dst;	     /* regions as the plan lays them out */
+	int nq;				     /* proxy threads */
+	struct eb_engine *eng[EB_MOE_MAX_Q]; /* [0] is the harness's */
+	struct eb_engine own[EB_MOE_MAX_Q];
+	struct eb_region src_reg[EB_MOE_MAX_Q], dst_reg[EB_MOE_MAX_Q]; /* [0]: the payloads' */
+	struct eb_proxy *px[EB_MOE_MAX_Q];
+	struct eb_moe_work w;
+	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
+	int have_dev;
+	struct eb_moe_pool *pool;
+	int producers;	      /* of the current initiator */
+	uint64_t *expect;     /* [2][ranks] signal sums awaited per source (cumulative) */
+	uint64_t *a2a_expect; /* [ranks][nchan] chunks awaited by the baseline (cumulative) */
+	struct eb_xfer *x;    /* [ranks][nchan] the baseline's writes */
+	struct eb_xfer **xs;
+	struct eb_imm_wait *waits;
+	char *host;	/* a host copy of a region for checking GPU memory */
+	uint16_t *vals; /* an expert output as bf16, for filling and checking */
+	float *sum;	/* a token's combined sum */
+	int init;	/* the current initiator */
+	int phase;	/* the current timed phase */
+	uint64_t wrong_tokens, wrong_sums;
+};
+
+static inline const struct mopts *mown(const struct eb_ctx *c)
+{
+	return c->o->own;
+}
+
+/* moe.c: the schedule (the bench's drive hook). */
+int eb_moe_drive(struct eb_ctx *c);
+/* moe_setup.c */
+int eb_moe_setup(struct eb_ctx *c, unsigned inits);
+void eb_moe_teardown(struct eb_ctx *c, int failed);
+/* moe_phase.c: start and stop the proxy threads around an initiator's phases; one
+ * iteration of the current phase. */
+int eb_moe_begin(struct eb_ctx *c);
+int eb_moe_end(struct eb_ctx *c, int failed);
+int eb_moe_iter(struct eb_ctx *c);
+/* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
+int eb_moe_prepare(struct eb_ctx *c);
+uint64_t eb_moe_verify(struct eb_ctx *c);
+/* The byte a testing aid flips: in the tokens received, or the outputs come back. */
+size_t eb_moe_landing(const struct eb_ctx *c);
+
+#endif

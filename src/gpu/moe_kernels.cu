@@ -1,0 +1,97 @@
+#include "moe_kernels.h"
+#include "cuda_check.h"
+#include "efabench/status.h"
+
+#include <cuda_runtime.h>
+
+static cudaStream_t stream;
+static cudaEvent_t done;
+static int *failed_d;
+
+__global__ void moe_kernel(struct eb_moe_work w, int *failed)
+{
+	if (eb_moe_produce(&w, (int)blockIdx.x) != 0 && threadIdx.x == 0)
+		atomicExch(failed, 1);
+}
+
+static int upload(void **dev, const void *host, size_t bytes)
+{
+	int rc = eb_cuda_check(cudaMalloc(dev, bytes > 0 ? bytes : 8), "cudaMalloc for moe items");
+
+	if (rc == 0 && bytes > 0)
+		rc = eb_cuda_check(cudaMemcpy(*dev, host, bytes, cudaMemcpyHostToDevice),
+				   "cudaMemcpy of moe items");
+	return rc;
+}
+
+extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
+			    struct eb_moe_phase *dev)
+{
+	size_t n = sizeof(uint64_t) * (size_t)items;
+	int rc;
+
+	*dev = *host;
+	dev->off = NULL;
+	dev->src = dev->packed = dev->len = dev->dst = NULL;
+	rc = upload((void **)&dev->off, host->off, sizeof(int64_t) * ((size_t)ranks + 1));
+	rc = rc != 0 ? rc : upload((void **)&dev->src, host->src, n);
+	rc = rc != 0 ? rc : upload((void **)&dev->packed, host->packed, n);
+	rc = rc != 0 ? rc : upload((void **)&dev->len, host->len, n);
+	rc = rc != 0 ? rc : upload((void **)&dev->dst, host->dst, n);
+	if (rc == 0 && stream == NULL) {
+		rc = eb_cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+				   "cudaStreamCreate");
+		rc = rc != 0
+			 ? rc
+			 : eb_cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+					 "cudaEventCreate");
+		rc = rc != 0
+			 ? rc
+			 : eb_cuda_check(cudaMalloc((void **)&failed_d, sizeof(int)), "cudaMalloc");
+	}
+	if (rc != 0)
+		eb_mk_free(dev);
+	return rc;
+}
+
+extern "C" void eb_mk_free(struct eb_moe_phase *dev)
+{
+	cudaFree((void *)dev->off);
+	cudaFree((void *)dev->src);
+	cudaFree((void *)dev->packed);
+	cudaFree((void *)dev->len);
+	cudaFree((void *)dev->dst);
+	dev->off = NULL;
+	dev->src = dev->packed = dev->len = dev->dst = NULL;
+}
+
+extern "C" int eb_mk_launch(const struct eb_moe_work *w)
+{
+	int rc =
+	    eb_cuda_check(cudaMemsetAsync(failed_d, 0, sizeof(int), stream), "cudaMemsetAsync");
+
+	if (rc != 0)
+		return rc;
+	moe_kernel<<<w->producers, 128, 0, stream>>>(*w, failed_d);
+	rc = eb_cuda_check(cudaGetLastError(), "launching the moe producers");
+	return rc != 0 ? rc : eb_cuda_check(cudaEventRecord(done, stream), "cudaEventRecord");
+}
+
+extern "C" int eb_mk_done(int *failed)
+{
+	cudaError_t err = cudaEventQuery(done);
+
+	if (err == cudaErrorNotReady)
+		return 0;
+	if (eb_cuda_check(err, "the moe producers") != 0 ||
+	    eb_cuda_check(cudaMemcpy(failed, failed_d, sizeof(int), cudaMemcpyDeviceToHost),
+			  "reading the producers' status") != 0)
+		return EB_ESYS;
+	return 1;
+}
+
+extern "C" int eb_mk_copy(char *to, const char *from, uint64_t n)
+{
+	return eb_cuda_check(cudaMemcpy(to, from, n, cudaMemcpyDefault), "cudaMemcpy") != 0 ? -1
+											    : 0;
+}

@@ -1,0 +1,30 @@
+/* GPU producers of `efabench moe`, callable from C. */
+#ifndef EB_GPU_MOE_KERNELS_H
+#define EB_GPU_MOE_KERNELS_H
+
+#include "moe_work.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A phase's item arrays copied to device memory (dev's pointers are device addresses). */
+int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
+		 struct eb_moe_phase *dev);
+void eb_mk_free(struct eb_moe_phase *dev);
+
+/* Launch w->producers blocks running eb_moe_produce; asynchronous. */
+int eb_mk_launch(const struct eb_moe_work *w);
+
+/* 1 when the blocks have finished (*failed set when any failed), 0 while they run, or a
+ * negative status after one line. */
+int eb_mk_done(int *failed);
+
+/* A copy between any memories (CPU producers over GPU memory). 0 or -1 after one line. */
+int eb_mk_copy(char *to, const char *from, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
