@@ -169,21 +169,21 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 			break;
 		/* A stopped peer is alive to the bootstrap: judge it by what arrives. */
 		if (eb_now_ns() > deadline && idle_ns(st) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
-			if (late >= 0)
+			if (late >= 0) {
+				/* Each missing signal is a producer's item count plus the mark. */
+				uint64_t miss = st->expect[which * c->nranks + late] -
+						signalled(st, (unsigned)(which * c->nranks + late));
+
 				eb_err(
-				    "moe %s: timed out waiting for rank %d: %llu of %llu signalled "
-				    "(nothing arrived for %.1f s)",
-				    step_name[which], late,
-				    (unsigned long long)(signalled(
-							     st,
-							     (unsigned)(which * c->nranks + late)) &
-							 (EB_MOE_MARK - 1)),
-				    (unsigned long long)(st->expect[which * c->nranks + late] &
-							 (EB_MOE_MARK - 1)),
+				    "moe %s: timed out waiting for rank %d: %llu of its producers' "
+				    "signals (%llu items) missing, nothing arrived for %.1f s",
+				    step_name[which], late, (unsigned long long)(miss >> 32),
+				    (unsigned long long)(miss & (EB_MOE_MARK - 1)),
 				    (double)idle_ns(st) * 1e-9);
-			else
+			} else {
 				eb_err("moe %s: timed out waiting for this rank's producers",
 				       step_name[which]);
+			}
 			rc = EB_ETIMEDOUT;
 			break;
 		}

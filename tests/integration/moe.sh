@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# moe.sh MODE [PROVIDER NP]: efabench moe (MoE dispatch and combine) end to end.
+#   routes PROV NP  CPU producers and the all-to-all-v, every routing, both presets at a
+#                   reduced token count: every token, output and sum checked (#wrong 0), and
+#                   the JSON's figures against their definitions, recomputed from its traffic
+#                   matrix; a matrix file with a rank that receives nothing
+#   corrupt         a flipped byte in what landed is counted in #wrong and fails the run
+#   refuse          bad shapes end in one line and exit 2 before any rank starts
+#   kill | stop     a rank killed (or stopped) mid-dispatch: every rank ends non-zero within the
+#                   deadline + 5 s, the survivors (or the launcher) name it; nothing is left
+#   gpu             GPU producers beside CPU producers (skipped without a GPU): pinned memory,
+#                   and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
+. "$(dirname "$0")/lib.sh"
+mode=$1
+gpus=0
+command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+
+# run WANT_INITIATORS ARGS...: a verified run whose JSON checks out.
+run() {
+	local want=$1
+	shift
+	timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@" \
+		>"$WORK/out" 2>"$WORK/err"
+	local rc=$?
+	cat "$WORK/out"
+	cat "$WORK/err" >&2
+	[ $rc -eq 0 ] || fail "efabench moe $* exited $rc"
+	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
+	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[2].split(",")
+s, res = d, d["results"]
+n = s["ranks"]
+tm = {(t["src"], t["dst"]): t for t in s["traffic"]}
+assert len(tm) == n * n
+# Selections and bytes per rank, from the traffic matrix.
+sel = [sum(tm[r, x]["selections"] for x in range(n)) for r in range(n)]
+wire_d = [sum(tm[r, x]["tokens"] for x in range(n) if x != r) * s["token_bytes"] for r in range(n)]
+wire_c = [sum(tm[x, r]["selections"] for x in range(n) if x != r) * s["output_bytes"] for r in range(n)]
+sel_b = {"dispatch": sum(sel) / n * s["token_bytes"], "combine": sum(sel) / n * s["output_bytes"]}
+wire = {"dispatch": sum(wire_d) / n, "combine": sum(wire_c) / n}
+for m in (sel_b, wire):
+    m["pair"] = m["dispatch"] + m["combine"]
+if s["routing"] != "file" and not s["routing"].startswith("file:"):
+    assert all(x == s["tokens"] * s["topk"] for x in sel), sel
+assert sorted({r["initiator"] for r in res}) == sorted(want), {r["initiator"] for r in res}
+base = {r["phase"]: r["p50_us"] for r in res if r["initiator"] == "a2av"}
+for r in res:
+    t = r["p50_us"] * 1e-6
+    assert r["wrong"] == 0 and t > 0, r
+    assert r["fastest_p50_us"] <= r["p50_us"] <= r["p99_us"], r
+    assert len(r["ranks"]) == n and max(x["p50_us"] for x in r["ranks"]) == r["p50_us"]
+    assert r["ranks"][r["slowest_rank"]]["p50_us"] == r["p50_us"]
+    assert abs(r["sel_GBps"] - sel_b[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["sel_GBps"]), r
+    assert abs(r["wire_GBps"] - wire[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["wire_GBps"]), r
+    if r["phase"] in base:
+        assert abs(r["vs_a2av"] - r["p50_us"] / base[r["phase"]]) <= 1e-6 * r["vs_a2av"], r
+print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
+PY
+}
+
+case "$mode" in
+routes)
+	prov=$2 np=$3
+	cpu=cpu,a2av
+	for route in uniform groups:2 hot:1,4 lognormal:1; do
+		run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
+			--route $route -n 3 -w 1
+	done
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
+		--dtype fp8 -n 2 -w 1
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
+		--route hot:0,3 --proxy-threads 2 --producers 3 -n 2 -w 1 --check
+	# Rank 1 receives nothing; rank 0 sends nothing to anyone but itself.
+	python3 - "$np" >"$WORK/matrix" <<'PY'
+import sys
+n = int(sys.argv[1])
+for s in range(n):
+    print(" ".join("0" if d == 1 or (s == 0 and d != 0) else str(3 + s + d) for d in range(n)))
+PY
+	run $cpu --np "$np" --provider "$prov" --tokens 16 --hidden 128 --experts 8 \
+		--route "file:$WORK/matrix" -n 3 -w 1 --check
+	python3 - "$WORK/out.json" "$WORK/matrix" <<'PY' || fail "the traffic is not the file's"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = [[int(x) for x in l.split()] for l in open(sys.argv[2])]
+for t in d["traffic"]:
+    assert t["tokens"] == m[t["src"]][t["dst"]], t
+PY
+	grep -q "tokens received per rank: min 0," "$WORK/out" || fail "rank 1 should receive none"
+	;;
+corrupt)
+	timeout 120 "$EFABENCH" moe --np 3 --provider shm --initiators cpu,a2av --tokens 16 --experts 24 \
+		--hidden 256 -n 2 -w 1 --corrupt-at 77 --json "$WORK/out.json" \
+		>"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/out"
+	[ $rc -eq 1 ] || fail "a corrupted run exited $rc, want 1"
+	grep -q "Out of bounds values : [1-9][0-9]* FAILED" "$WORK/out" || fail "no wrong words"
+	python3 - "$WORK/out.json" <<'PY' || fail "#wrong not in every row"
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert len(res) == 6 and all(r["wrong"] > 0 for r in res), [r["wrong"] for r in res]
+PY
+	;;
+refuse)
+	printf "1 2\n3\n" >"$WORK/short"
+	printf "1 2\n3 x\n" >"$WORK/word"
+	for args in "--topk 9 --experts 8" "--experts 9 --topk 2" "--tokens 0" "--dtype fp8 --hidden 200" \
+		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
+		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
+		"--mem device --staged" "-e 1M" "--producers 0"; do
+		# shellcheck disable=SC2086
+		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
+		rc=$?
+		[ $rc -eq 2 ] || fail "'moe $args' exited $rc, want 2: $(cat "$WORK/err")"
+		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'moe $args': not one line: $(cat "$WORK/err")"
+		echo "ok: moe $args -> $(cat "$WORK/err")"
+	done
+	;;
+kill | stop)
+	victim=1 sig=9 timeout=5
+	[ "$mode" = stop ] && sig=STOP
+	"$EFABENCH" moe --np 3 --provider "${2:-shm}" --initiators cpu --tokens 64 --experts 48 --hidden 1024 \
+		-n 100000000 -w 1 --timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
+	job=$!
+	pid=
+	for _ in $(seq 300); do
+		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
+		[ -n "$pid" ] && grep -q '^|:--' "$WORK/out" && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
+	sleep 1
+	start=$(date +%s.%N)
+	kill -$sig "$pid"
+	for _ in $(seq $(((timeout + 5) * 10))); do
+		kill -0 $job 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $job 2>/dev/null; then
+		pkill -9 -P $job
+		kill -9 $job "$pid" 2>/dev/null
+		fail "job still running $((timeout + 5)) s after rank $victim was hit"
+	fi
+	wait $job
+	rc=$?
+	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
+	cat "$WORK/err" >&2
+	[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
+	if [ "$mode" = stop ]; then
+		grep -q "efabench: error: rank $victim (pid $pid) is stopped" "$WORK/err" ||
+			fail "the launcher did not name the stopped rank"
+		grep -q "error: moe .*waiting for rank $victim" "$WORK/err" ||
+			fail "no survivor said rank $victim went silent"
+	else
+		grep -q "error: .*\(lost rank $victim\|rank $victim\)" "$WORK/err" ||
+			fail "no survivor named rank $victim"
+	fi
+	pgrep -f "efabench moe --np 3 --provider ${2:-shm} --initiators cpu --tokens 64" >/dev/null &&
+		fail "a rank survived"
+	echo "all ranks exited in $took s"
+	;;
+gpu)
+	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
+	"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
+	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
+	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
+		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
+	if [ -n "${EB_CUDA_LIBFABRIC:-}" ]; then
+		export LD_LIBRARY_PATH=$EB_CUDA_LIBFABRIC${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		run gpu,cpu,a2av --np 2 --provider shm --mem device --tokens 128 --hidden 2048 -n 5
+		grep -q "registration: \(dmabuf\|hmem\|FI_HMEM\)" "$WORK/out" ||
+			grep "registration" "$WORK/out"
+		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
+			--dtype fp8 -n 3 --check
+	fi
+	;;
+*) fail "unknown mode $mode" ;;
+esac
+echo "PASS"
