@@ -32,12 +32,14 @@ static float float_of(uint16_t h)
 static void output(uint16_t *v, int n, int s, int t, int e, uint64_t epoch)
 {
 	struct eb_pattern p = {(uint32_t)s, (uint32_t)t, epoch ^ ((uint64_t)(e + 1) << 40)};
+	uint64_t word = 0;
 	int i;
 
-	for (i = 0; i < n; i++)
-		v[i] = bf16_of(
-		    (int)((eb_pattern_word(&p, (uint64_t)(i / 4) * 8) >> (16 * (i % 4))) & 31) -
-		    15);
+	for (i = 0; i < n; i++) {
+		if (i % 4 == 0)
+			word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
+		v[i] = bf16_of((int)((word >> (16 * (i % 4))) & 31) - 15);
+	}
 }
 
 static float weight(int t, int k)

@@ -36,6 +36,7 @@ int eb_moe_begin(struct eb_ctx *c)
 		return EB_OK;
 	st->producers = mo->producers > 0 ? mo->producers : st->init == INIT_GPU ? 32 : st->nq;
 	st->w.producers = st->producers;
+	rc = eb_moe_open_proxies(c, st->init == INIT_GPU);
 	for (k = 0; k < st->nq && rc == EB_OK; k++)
 		rc = eb_proxy_start(st->px[k]);
 	if (rc == EB_OK && st->init == INIT_CPU)
@@ -61,6 +62,8 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 		if (rc == EB_OK)
 			rc = r;
 	}
+	if (!failed) /* after a failure the teardown closes them, past the engine's quiesce */
+		eb_moe_close_proxies(c);
 	return rc;
 }
 

@@ -41,8 +41,11 @@ static int open_engines(struct eb_ctx *c, struct mstate *st)
 	return EB_OK;
 }
 
-static int open_proxies(struct eb_ctx *c, struct mstate *st)
+/* A GPU producer's queue lives partly in GPU memory, where CPU threads cannot push: each
+ * initiator gets proxy threads of its own kind (signal words start from zero). */
+int eb_moe_open_proxies(struct eb_ctx *c, int gpu)
 {
+	struct mstate *st = c->priv;
 	int k, rc = EB_OK;
 
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
@@ -54,7 +57,7 @@ static int open_proxies(struct eb_ctx *c, struct mstate *st)
 					  .log2n = 12,
 					  .batch = 64,
 					  .nsignals = 2 * (uint32_t)c->nranks,
-					  .gpu = (st->inits >> INIT_GPU) & 1,
+					  .gpu = gpu,
 					  .timeout_s = c->o->fab.timeout_s,
 					  .cuda_device = c->gpu};
 		struct eb_proxy_bufs b = {.src = eb_payload_at(&st->src, 0),
@@ -67,7 +70,19 @@ static int open_proxies(struct eb_ctx *c, struct mstate *st)
 		if (rc == EB_OK)
 			st->w.d[k] = eb_proxy_dev(st->px[k]);
 	}
+	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
 	return rc;
+}
+
+void eb_moe_close_proxies(struct eb_ctx *c)
+{
+	struct mstate *st = c->priv;
+	int k;
+
+	for (k = 0; k < st->nq; k++) {
+		eb_proxy_close(st->px[k]);
+		st->px[k] = NULL;
+	}
 }
 
 /* Every rank's regions on every engine; the first through the payloads (their registration
@@ -158,7 +173,6 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 	if (c->mem == EB_MEM_DEVICE)
 		st->w.copy = eb_mk_copy;
 #endif
-	rc = open_proxies(c, st);
 #ifdef EB_HAVE_CUDA
 	if (rc == EB_OK && (inits & (1u << INIT_GPU))) {
 		struct eb_moe_phase d = {st->plan.dispatch.off,	   st->plan.dispatch.src,
@@ -184,13 +198,15 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 
 	if (st == NULL)
 		return;
-	for (k = 0; k < st->nq; k++) {
-		eb_proxy_close(st->px[k]);
-		if (k > 0 && st->eng[k] != NULL && failed)
+	/* Endpoints first (the caller quiesced the harness's): the proxies' posted receives and
+	 * transfers must outlive them. */
+	for (k = 1; k < st->nq; k++) {
+		if (st->eng[k] != NULL && failed)
 			eb_engine_abandon(st->eng[k]);
-		if (k > 0 && st->eng[k] != NULL)
+		if (st->eng[k] != NULL)
 			eb_engine_quiesce(st->eng[k]);
 	}
+	eb_moe_close_proxies(c);
 	for (k = 1; k < st->nq; k++) {
 		eb_region_close(&st->src_reg[k]);
 		eb_region_close(&st->dst_reg[k]);

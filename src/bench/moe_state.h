@@ -67,6 +67,9 @@ int eb_moe_drive(struct eb_ctx *c);
 /* moe_setup.c */
 int eb_moe_setup(struct eb_ctx *c, unsigned inits);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
+/* Proxy threads for GPU or CPU producers, one per engine (opened by each initiator). */
+int eb_moe_open_proxies(struct eb_ctx *c, int gpu);
+void eb_moe_close_proxies(struct eb_ctx *c);
 /* moe_phase.c: start and stop the proxy threads around an initiator's phases; one
  * iteration of the current phase. */
 int eb_moe_begin(struct eb_ctx *c);
