@@ -15,6 +15,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 
 static const char *const step_name[] = {"dispatch", "combine"};
 
@@ -36,9 +37,12 @@ int eb_moe_begin(struct eb_ctx *c)
 		return EB_OK;
 	st->producers = mo->producers > 0 ? mo->producers : st->init == INIT_GPU ? 32 : st->nq;
 	st->w.producers = st->producers;
-	rc = eb_moe_open_proxies(c, st->init == INIT_GPU);
-	for (k = 0; k < st->nq && rc == EB_OK; k++)
-		rc = eb_proxy_start(st->px[k]);
+	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
+	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
+	for (k = 0; k < st->nq && rc == EB_OK; k++) {
+		st->w.d[k] = eb_proxy_dev(eb_moe_px(st, k));
+		rc = eb_proxy_start(eb_moe_px(st, k));
+	}
 	if (rc == EB_OK && st->init == INIT_CPU)
 		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
 	return rc;
@@ -52,18 +56,16 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 	if (st->init == INIT_A2AV)
 		return EB_OK;
 	for (k = 0; failed && k < st->nq; k++)
-		if (st->px[k] != NULL)
-			eb_proxy_abort(st->px[k]);
+		if (eb_moe_px(st, k) != NULL)
+			eb_proxy_abort(eb_moe_px(st, k));
 	eb_moe_pool_stop(st->pool);
 	st->pool = NULL;
 	for (k = 0; k < st->nq; k++) {
-		int r = st->px[k] != NULL ? eb_proxy_stop(st->px[k]) : EB_OK;
+		int r = eb_moe_px(st, k) != NULL ? eb_proxy_stop(eb_moe_px(st, k)) : EB_OK;
 
 		if (rc == EB_OK)
 			rc = r;
 	}
-	if (!failed) /* after a failure the teardown closes them, past the engine's quiesce */
-		eb_moe_close_proxies(c);
 	return rc;
 }
 
@@ -74,8 +76,9 @@ static uint64_t signalled(const struct mstate *st, unsigned word)
 	int k;
 
 	for (k = 0; k < st->nq; k++)
-		sum += atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(st->px[k])[word],
-					    memory_order_acquire);
+		sum += atomic_load_explicit(
+		    (_Atomic uint64_t *)&eb_proxy_signals(eb_moe_px(st, k))[word],
+		    memory_order_acquire);
 	return sum;
 }
 
@@ -85,7 +88,7 @@ static uint64_t idle_ns(const struct mstate *st)
 	int k;
 
 	for (k = 0; k < st->nq; k++) {
-		uint64_t n = eb_proxy_idle_ns(st->px[k]);
+		uint64_t n = eb_proxy_idle_ns(eb_moe_px(st, k));
 
 		least = n < least ? n : least;
 	}
@@ -120,12 +123,12 @@ static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int
 	int k;
 
 	for (k = 0; k < st->nq; k++) {
-		uint64_t who = eb_proxy_refused(st->px[k]);
+		uint64_t who = eb_proxy_refused(eb_moe_px(st, k));
 
-		if (eb_proxy_errors(st->px[k]) != 0 || who != 0)
+		if (eb_proxy_errors(eb_moe_px(st, k)) != 0 || who != 0)
 			eb_err(
 			    "moe %s: producers failed on proxy thread %d (queue error bits 0x%x%s)",
-			    step_name[which], k, eb_proxy_errors(st->px[k]),
+			    step_name[which], k, eb_proxy_errors(eb_moe_px(st, k)),
 			    who ? ", a command was refused" : "");
 	}
 	(void)c;
@@ -192,7 +195,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 		}
 	}
 	for (s = 0; s < st->nq; s++) /* producers give up at once; the caller stops the rest */
-		eb_proxy_abort(st->px[s]);
+		eb_proxy_abort(eb_moe_px(st, s));
 	while (!done && producers_done(st, &failed) == 0)
 		sched_yield();
 	return rc;

@@ -17,38 +17,16 @@ static uint64_t token_bytes(const struct mopts *mo)
 				    : 2ull * (uint64_t)mo->hidden;
 }
 
-/* Proxy thread k's engine: the harness's for the first; for the others one of their own, on
- * the k-th NIC where the rank has several (a thread per NIC), else beside the first. */
-static int open_engines(struct eb_ctx *c, struct mstate *st)
+/* One initiator's proxy threads: an engine each (the first on every NIC the harness's uses,
+ * the others on the k-th NIC where the rank has several: a thread per NIC), the regions
+ * registered on it, and the proxy. Collective, in the same order on every rank. */
+static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int gpu)
 {
 	struct eb_engine *e0 = c->e;
-	int k, rc;
-
-	st->eng[0] = e0;
-	for (k = 1; k < st->nq; k++) {
-		struct eb_fabric_opts f = c->o->fab;
-
-		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
-		if (e0->nnics > 1) {
-			f.nics = e0->nics[k % e0->nnics].domain;
-			f.channels = 1;
-		}
-		rc = eb_engine_open(&st->own[k], e0->boot, &f);
-		if (rc != EB_OK)
-			return rc;
-		st->eng[k] = &st->own[k];
-	}
-	return EB_OK;
-}
-
-/* A GPU producer's queue lives partly in GPU memory, where CPU threads cannot push: each
- * initiator gets proxy threads of its own kind (signal words start from zero). */
-int eb_moe_open_proxies(struct eb_ctx *c, int gpu)
-{
-	struct mstate *st = c->priv;
 	int k, rc = EB_OK;
 
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
+		struct eb_fabric_opts f = c->o->fab;
 		struct eb_proxy_opts o = {.layout =
 					      st->nq == 1 ? EB_LAYOUT_SPLIT : EB_LAYOUT_SINGLE,
 					  .chunk = c->chunk,
@@ -62,48 +40,47 @@ int eb_moe_open_proxies(struct eb_ctx *c, int gpu)
 					  .cuda_device = c->gpu};
 		struct eb_proxy_bufs b = {.src = eb_payload_at(&st->src, 0),
 					  .src_len = st->plan.src_len,
-					  .src_mrs = st->src_reg[k].mr,
-					  .dst_len = st->plan.dst_len,
-					  .dst_keys = st->dst_reg[k].rkeys};
+					  .dst_len = st->plan.dst_len};
 
-		rc = eb_proxy_open(&st->px[k], st->eng[k], &b, &o);
-		if (rc == EB_OK)
-			st->w.d[k] = eb_proxy_dev(st->px[k]);
-	}
-	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
-	return rc;
-}
-
-void eb_moe_close_proxies(struct eb_ctx *c)
-{
-	struct mstate *st = c->priv;
-	int k;
-
-	for (k = 0; k < st->nq; k++) {
-		eb_proxy_close(st->px[k]);
-		st->px[k] = NULL;
-	}
-}
-
-/* Every rank's regions on every engine; the first through the payloads (their registration
- * path goes in the header). */
-static int register_all(struct eb_ctx *c, struct mstate *st)
-{
-	int k, rc = eb_payload_reg(c, &st->src, FI_WRITE, 0);
-
-	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
-	if (rc != EB_OK)
-		return rc;
-	st->src_reg[0] = st->src.reg;
-	st->dst_reg[0] = st->dst.reg;
-	for (k = 1; k < st->nq && rc == EB_OK; k++) {
-		rc = eb_region_reg(&st->src_reg[k], st->eng[k], eb_payload_nic(&st->src), FI_WRITE,
+		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
+		if (k > 0 && e0->nnics > 1) {
+			f.nics = e0->nics[k % e0->nnics].domain;
+			f.channels = 1;
+		}
+		rc = eb_engine_open(&sd->eng[k], e0->boot, &f);
+		if (rc != EB_OK)
+			break;
+		sd->neng++;
+		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src), FI_WRITE,
 				   0);
 		if (rc == EB_OK)
-			rc = eb_region_reg(&st->dst_reg[k], st->eng[k], eb_payload_nic(&st->dst),
+			rc = eb_region_reg(&sd->dst_reg[k], &sd->eng[k], eb_payload_nic(&st->dst),
 					   FI_REMOTE_WRITE, 1);
+		b.src_mrs = sd->src_reg[k].mr;
+		b.dst_keys = sd->dst_reg[k].rkeys;
+		if (rc == EB_OK)
+			rc = eb_proxy_open(&sd->px[k], &sd->eng[k], &b, &o);
 	}
 	return rc;
+}
+
+static void close_side(struct mside *sd, int failed)
+{
+	int k;
+
+	/* Endpoints first: the proxies' posted receives and transfers must outlive them. */
+	for (k = 0; k < sd->neng; k++) {
+		if (failed)
+			eb_engine_abandon(&sd->eng[k]);
+		eb_engine_quiesce(&sd->eng[k]);
+	}
+	for (k = 0; k < sd->neng; k++) {
+		eb_proxy_close(sd->px[k]);
+		eb_region_close(&sd->src_reg[k]);
+		eb_region_close(&sd->dst_reg[k]);
+		eb_engine_close(&sd->eng[k]);
+	}
+	sd->neng = 0;
 }
 
 static int alloc_state(struct eb_ctx *c, struct mstate *st)
@@ -135,7 +112,7 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 	const struct mopts *mo = mown(c);
 	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
 	struct mstate *st = calloc(1, sizeof(*st));
-	int proxied = (inits & ((1u << INIT_GPU) | (1u << INIT_CPU))) != 0, rc;
+	int i, rc;
 
 	if (st == NULL)
 		return EB_ENOMEM;
@@ -157,12 +134,12 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 	rc = rc != EB_OK
 		 ? rc
 		 : eb_payload_alloc(c, &st->dst, st->plan.dst_len, "the moe destination region");
-	rc = rc != EB_OK || !proxied ? rc : open_engines(c, st);
-	if (!proxied)
-		st->nq = 1;
-	rc = rc != EB_OK ? rc : register_all(c, st);
-	if (rc != EB_OK || !proxied)
-		return rc;
+	/* The baseline's registrations, on the harness's engine. */
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
+		if (inits & (1u << i))
+			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
 	st->w = (struct eb_moe_work){.nq = st->nq,
 				     .rank = c->rank,
 				     .ranks = c->nranks,
@@ -172,8 +149,6 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 #ifdef EB_HAVE_CUDA
 	if (c->mem == EB_MEM_DEVICE)
 		st->w.copy = eb_mk_copy;
-#endif
-#ifdef EB_HAVE_CUDA
 	if (rc == EB_OK && (inits & (1u << INIT_GPU))) {
 		struct eb_moe_phase d = {st->plan.dispatch.off,	   st->plan.dispatch.src,
 					 st->plan.dispatch.packed, st->plan.dispatch.len,
@@ -194,25 +169,11 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 void eb_moe_teardown(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
-	int k;
 
 	if (st == NULL)
 		return;
-	/* Endpoints first (the caller quiesced the harness's): the proxies' posted receives and
-	 * transfers must outlive them. */
-	for (k = 1; k < st->nq; k++) {
-		if (st->eng[k] != NULL && failed)
-			eb_engine_abandon(st->eng[k]);
-		if (st->eng[k] != NULL)
-			eb_engine_quiesce(st->eng[k]);
-	}
-	eb_moe_close_proxies(c);
-	for (k = 1; k < st->nq; k++) {
-		eb_region_close(&st->src_reg[k]);
-		eb_region_close(&st->dst_reg[k]);
-		if (st->eng[k] != NULL)
-			eb_engine_close(st->eng[k]);
-	}
+	close_side(&st->side[INIT_GPU], failed);
+	close_side(&st->side[INIT_CPU], failed);
 #ifdef EB_HAVE_CUDA
 	if (st->have_dev) {
 		eb_mk_free(&st->dev[0]);

@@ -29,16 +29,23 @@ struct mopts {
 	struct eb_route_spec spec;
 };
 
+/* One initiator's proxy threads, each on an engine of its own (the harness's engine is the
+ * baseline's): a proxy's posted receives live as long as its endpoint, and a GPU producer's
+ * queue head lives in GPU memory, where CPU threads cannot push, so the kinds never share. */
+struct mside {
+	struct eb_engine eng[EB_MOE_MAX_Q];
+	int neng; /* opened */
+	struct eb_region src_reg[EB_MOE_MAX_Q], dst_reg[EB_MOE_MAX_Q];
+	struct eb_proxy *px[EB_MOE_MAX_Q];
+};
+
 struct mstate {
 	unsigned inits; /* the initiators this run measures (INIT_* bits) */
 	struct eb_route rt;
 	struct eb_moe_plan plan;
-	struct eb_payload src, dst;	     /* regions as the plan lays them out */
-	int nq;				     /* proxy threads */
-	struct eb_engine *eng[EB_MOE_MAX_Q]; /* [0] is the harness's */
-	struct eb_engine own[EB_MOE_MAX_Q];
-	struct eb_region src_reg[EB_MOE_MAX_Q], dst_reg[EB_MOE_MAX_Q]; /* [0]: the payloads' */
-	struct eb_proxy *px[EB_MOE_MAX_Q];
+	struct eb_payload src, dst; /* regions as the plan lays them out */
+	int nq;			    /* proxy threads per initiator */
+	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
 	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
 	int have_dev;
@@ -67,9 +74,12 @@ int eb_moe_drive(struct eb_ctx *c);
 /* moe_setup.c */
 int eb_moe_setup(struct eb_ctx *c, unsigned inits);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
-/* Proxy threads for GPU or CPU producers, one per engine (opened by each initiator). */
-int eb_moe_open_proxies(struct eb_ctx *c, int gpu);
-void eb_moe_close_proxies(struct eb_ctx *c);
+
+/* The current initiator's proxy thread k. */
+static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
+{
+	return st->side[st->init].px[k];
+}
 /* moe_phase.c: start and stop the proxy threads around an initiator's phases; one
  * iteration of the current phase. */
 int eb_moe_begin(struct eb_ctx *c);
