@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # corrupt-campaign.sh [TRIALS] [MEM-ARGS...]: corruption, counted. TRIALS times each, a random
-# benchmark and size and a random fault: one byte flipped at a random offset of what lands
-# (--corrupt-at), or one whole chunk written where the previous one belongs
-# (--misplace-chunk, chunks of 4 KiB to 64 KiB); every run must fail with exit 1 and wrong
-# words in its JSON. MEM-ARGS (e.g. --mem device --staged) go to every run. Prints one line
-# per trial and the counts; exit 1 if any fault went unnoticed. EFABENCH names the binary.
+# benchmark (write, alltoall, sendrecv; moe with CPU producers and its all-to-all-v, on 2 or 3
+# ranks and a random token count) and size and a random fault: one byte flipped at a random
+# offset of what lands (--corrupt-at), or one whole chunk written where the previous one belongs
+# (--misplace-chunk, chunks of 4 KiB to 64 KiB; write and alltoall only); every run must fail
+# with exit 1 and wrong words (or values) in every row of its JSON. MEM-ARGS (e.g. --mem device
+# --staged) go to every run. Prints one line per trial and the counts; exit 1 if any fault went
+# unnoticed. EFABENCH names the binary; ONLY a list of the benchmarks to draw from (ONLY=moe).
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -15,9 +17,18 @@ trap 'rm -rf "$work"' EXIT
 export EFABENCH_TESTING=1 # the testing aids refuse to run without it
 caught=0 missed=0
 for fault in flip misplace; do
+	all=(write alltoall sendrecv moe)
+	# Sends are not chunked writes; moe's puts are a token each (only its all-to-all-v rows
+	# could show a misplaced chunk, and every row must).
+	[ $fault = misplace ] && all=(write alltoall)
+	benches=()
+	for b in "${all[@]}"; do
+		# moe writes registered memory only: it refuses --staged.
+		[ "$b" = moe ] && [[ " $* " == *" --staged "* ]] && continue
+		[ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $b "* ]] && benches+=("$b")
+	done
+	[ ${#benches[@]} -gt 0 ] || continue
 	for t in $(seq "$trials"); do
-		benches=(write alltoall sendrecv)
-		[ $fault = misplace ] && benches=(write alltoall) # sends are not chunked writes
 		bench=${benches[RANDOM % ${#benches[@]}]}
 		size=$(((RANDOM % 64 + 2) * 4096 + RANDOM % 4096))
 		chunk=$(((RANDOM % 16 + 1) * 4096))
@@ -28,8 +39,15 @@ for fault in flip misplace; do
 		esac
 		np=2
 		[ "$bench" = alltoall ] && np=3
-		args=("$bench" --np $np --provider shm -b "$size" -e "$size" -n 3 -w 1 --chunk "$chunk"
-			"${aid[@]}" "$@" -q --json "$work/out.json")
+		case $bench in
+		moe) # sizes from the shape; the flipped byte is taken modulo what lands on the rank
+			args=(moe --initiators "cpu,a2av" --np $((RANDOM % 2 + 2)) --experts 96 --provider shm
+				--tokens $((RANDOM % 64 + 16)) --hidden 1024) ;;
+		*) args=("$bench" --np $np --provider shm -b "$size" -e "$size") ;;
+		esac
+		args+=(-n 3 -w 1 --chunk "$chunk" "${aid[@]}")
+		shown=${args[*]}
+		args+=("$@" -q --json "$work/out.json")
 		"$bin" "${args[@]}" >/dev/null 2>"$work/err"
 		rc=$?
 		wrong=$(python3 -c 'import json,sys
@@ -45,7 +63,7 @@ except Exception:
 			missed=$((missed + 1))
 			verdict="MISSED: exit $rc, wrong $wrong: $(tail -2 "$work/err")"
 		fi
-		echo "$fault $t: ${args[*]:0:14} -> $verdict"
+		echo "$fault $t: $shown -> $verdict"
 	done
 done
 echo "$((caught + missed)) corrupted runs: $caught caught, $missed missed"

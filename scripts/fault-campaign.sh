@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
 # fault-campaign.sh [TRIALS]: random rank faults, counted. For every benchmark (write, sendrecv,
-# alltoall on shm and tcp, proxy with CPU producers; proxy with GPU producers and ipc where GPUs
-# are; not queue, one process with no peer to lose) and every fault (SIGKILL: a dead rank;
-# SIGSTOP: a stuck one), TRIALS times: start a run that takes about RUN_S seconds, hit a random
-# rank at a random moment, then require that the job ends within RUN_S + deadline + 5 s with
-# a non-zero status, that a line names the victim (a survivor's "lost rank V", or the
-# launcher's "rank V (pid P) killed" / "is stopped"; under mpirun a rank stopped inside MPI_Init
-# cannot be named, and the others' "MPI start-up did not finish" is counted apart), that no
-# survivor crashed, and that no process and no /dev/shm segment of the job is left. Prints one
-# line per trial and a table of counts; exit 1 if any trial failed. EFABENCH names the binary
-# (default build/efabench); TIMEOUT the deadline (2); ONLY a list of the benchmarks to run
-# (names as in the table). LAUNCH: local (default, the
-# embedded launcher), rdv (the TCP rendezvous on loopback, a process per rank, tcp only: with no
-# launcher, a stopped rank is left for the user's launcher, so the campaign ends it) or mpi
-# (Open MPI's mpirun, tcp only). ERR_LINES: how many lines of a failed trial's stderr to print (5);
-# SIGS: the faults ("KILL STOP").
+# alltoall on shm and tcp, proxy with CPU producers, moe with CPU producers and its all-to-all-v on
+# shm and tcp; proxy with GPU producers and ipc where GPUs are; not queue, one process with no peer
+# to lose) and every fault (SIGKILL: a dead rank; SIGSTOP: a stuck one), TRIALS times: start a run
+# that takes about RUN_S seconds, hit a random rank at a random moment, then require that the job
+# ends within RUN_S + deadline + 5 s with a non-zero status, that a line names the victim (a
+# survivor's "lost rank V", or the launcher's "rank V (pid P) killed" / "is stopped"; under mpirun a
+# rank stopped inside MPI_Init cannot be named, and the others' "MPI start-up did not finish" is
+# counted apart), that no survivor crashed, and that no process and no /dev/shm segment of the job
+# is left. Prints one line per trial and a table of counts; exit 1 if any trial failed. EFABENCH
+# names the binary (default build/efabench); TIMEOUT the deadline (2); ONLY a list of the benchmarks
+# to run (names as in the table). LAUNCH: local (default, the embedded launcher), rdv (the TCP
+# rendezvous on loopback, a process per rank, tcp only: with no launcher, a stopped rank is left for
+# the user's launcher, so the campaign ends it) or mpi (Open MPI's mpirun, tcp only). ERR_LINES: how
+# many lines of a failed trial's stderr to print (5); SIGS: the faults ("KILL STOP").
 set -u
 cd "$(dirname "$0")/.."
 bin=${EFABENCH:-build/efabench}
@@ -243,6 +242,8 @@ benches=(
 	"alltoall-shm 4 alltoall --provider shm -b 64K -e 64K"
 	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
 	"proxy-cpu 2 proxy --producers-on cpu --provider shm -b 1M -e 1M"
+	"moe-shm 3 moe --initiators cpu,a2av --provider shm --tokens 64 --hidden 1024 --experts 96"
+	"moe-tcp 3 moe --initiators cpu,a2av --provider tcp --tokens 64 --hidden 1024 --experts 96"
 )
 # Where CUDA sees GPUs: the proxy with GPU producers (a persistent kernel pushing puts; pinned
 # memory, so that no libfabric with CUDA is needed) and, with two GPUs, ipc (one rank per GPU,
@@ -260,6 +261,7 @@ fi
 	"sendrecv-tcp 3 sendrecv --provider tcp -b 64K -e 64K"
 	"alltoall-tcp 3 alltoall --provider tcp -b 64K -e 64K"
 	"proxy-cpu-tcp 2 proxy --producers-on cpu --provider tcp -b 1M -e 1M"
+	"moe-tcp 3 moe --initiators cpu,a2av --provider tcp --tokens 64 --hidden 1024 --experts 96"
 )
 for b in "${benches[@]}"; do
 	read -r name np args <<<"$b"
