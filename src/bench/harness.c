@@ -244,6 +244,7 @@ static int drive(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 		if (rc != EB_OK)
 			return rc;
 		c.e = &e;
+		e.misplace_chunk = (size_t)o->misplace_chunk;
 		eb_harness_tune(o, e.prov, &c.chunk, &c.window);
 	}
 	rc = b->drive(&c);

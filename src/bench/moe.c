@@ -120,13 +120,36 @@ static void totals_of(const struct mstate *st, int nranks, struct totals *tt)
 		}
 }
 
+/* Writes a rank posts to other ranks per dispatch (or combine: the same pairs, the other way),
+ * mean over ranks: an item each, or with `per` > 0 one per nonempty share of `per`
+ * (producers packing, or the baseline's one per destination). */
+static double writes_of(const struct mstate *st, int nranks, int per)
+{
+	double sum = 0;
+	int s, d, p;
+
+	for (s = 0; s < nranks; s++)
+		for (d = 0; d < nranks; d++) {
+			/* Combine goes back from the expert rank d to the home rank s. */
+			int64_t n = st->rt.count[(size_t)s * (size_t)nranks + (size_t)d];
+
+			if (s == d)
+				continue;
+			if (per == 0)
+				sum += (double)n;
+			for (p = 0; per > 0 && p < per; p++)
+				sum += n * (p + 1) / per > n * p / per;
+		}
+	return sum / nranks;
+}
+
 static void record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *all,
 		   const double *base, uint64_t wrong)
 {
 	struct mstate *st = c->priv;
 	struct eb_rec *r = eb_sheet_rec(sh);
 	struct totals tt;
-	double slow50 = 0, slow99 = 0, fast = 1e300, sel, wire;
+	double slow50 = 0, slow99 = 0, fast = 1e300, sel, wire, writes;
 	int k, slow = 0, fastr = 0, ph = st->phase;
 
 	if (r == NULL)
@@ -156,6 +179,13 @@ static void record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *a
 	eb_rec_num(r, "wire_GBps", slow50 > 0 ? wire / slow50 / 1e9 : 0.0);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? slow50 / base[ph] : 0, base[ph] > 0);
+	writes = writes_of(st, c->nranks,
+			   st->init == INIT_A2AV	    ? 1
+			   : mown(c)->preset == MOE_PREFILL ? st->producers
+							    : 0) *
+		 (ph == PH_PAIR ? 2 : 1);
+	eb_rec_num(r, "writes", writes);
+	eb_rec_num(r, "mwrites_per_s", slow50 > 0 ? writes / slow50 / 1e6 : 0.0);
 	eb_rec_int(r, "producers", st->init == INIT_A2AV ? 0 : st->producers);
 	eb_rec_int(r, "wrong", (long long)wrong);
 	for (k = 0; k < c->nranks; k++) {
@@ -171,11 +201,17 @@ static void record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *a
 }
 
 static const struct eb_colspec cols[] = {
-    {"Initiator", "initiator", 9, 0, 1},     {"Phase", "phase", 8, 0, 1},
-    {"p50(us)", "p50_us", 10, 1, 0},	     {"p99(us)", "p99_us", 10, 1, 0},
-    {"fastest", "fastest_p50_us", 10, 1, 0}, {"slowest", "slowest_rank", 7, 0, 0},
-    {"sel GB/s", "sel_GBps", 9, 2, 0},	     {"wire GB/s", "wire_GBps", 9, 2, 0},
-    {"x a2av", "vs_a2av", 7, 2, 0},	     {"#wrong", "wrong", 6, 0, 0},
+    {"Initiator", "initiator", 9, 0, 1},
+    {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},
+    {"p99(us)", "p99_us", 10, 1, 0},
+    {"fastest", "fastest_p50_us", 10, 1, 0},
+    {"slowest", "slowest_rank", 7, 0, 0},
+    {"sel GB/s", "sel_GBps", 9, 2, 0},
+    {"wire GB/s", "wire_GBps", 9, 2, 0},
+    {"x a2av", "vs_a2av", 7, 2, 0},
+    {"Mwr/s", "mwrites_per_s", 6, 3, 0},
+    {"#wrong", "wrong", 6, 0, 0},
 };
 
 /* The header: the shape, the routing and what it makes each rank move. */

@@ -37,6 +37,7 @@ int eb_moe_begin(struct eb_ctx *c)
 		return EB_OK;
 	st->producers = mo->producers > 0 ? mo->producers : st->init == INIT_GPU ? 32 : st->nq;
 	st->w.producers = st->producers;
+	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
 	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
@@ -145,7 +146,8 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 		if (s != c->rank)
 			st->expect[which * c->nranks + s] +=
 			    (uint64_t)(which ? pl->back_from[s] : pl->recv_from[s]) +
-			    (uint64_t)st->producers * EB_MOE_MARK;
+			    (uint64_t)(st->nq < st->producers ? st->nq : st->producers) *
+				EB_MOE_MARK;
 	if (st->init == INIT_CPU) {
 		st->w.ph = host_phase(st, which, c->nranks);
 		eb_moe_pool_go(st->pool);
@@ -180,12 +182,12 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 				uint64_t miss = st->expect[which * c->nranks + late] -
 						signalled(st, (unsigned)(which * c->nranks + late));
 
-				eb_err(
-				    "moe %s: timed out waiting for rank %d: %llu of its producers' "
-				    "signals (%llu items) missing, nothing arrived for %.1f s",
-				    step_name[which], late, (unsigned long long)(miss >> 32),
-				    (unsigned long long)(miss & (EB_MOE_MARK - 1)),
-				    (double)idle_ns(st) * 1e-9);
+				eb_err("moe %s: timed out waiting for rank %d: %llu of its proxy "
+				       "threads' "
+				       "signals (%llu items) missing, nothing arrived for %.1f s",
+				       step_name[which], late, (unsigned long long)(miss >> 32),
+				       (unsigned long long)(miss & (EB_MOE_MARK - 1)),
+				       (double)idle_ns(st) * 1e-9);
 			} else {
 				eb_err("moe %s: timed out waiting for this rank's producers",
 				       step_name[which]);

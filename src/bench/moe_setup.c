@@ -51,6 +51,7 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 		if (rc != EB_OK)
 			break;
 		sd->neng++;
+		sd->eng[k].misplace_chunk = e0->misplace_chunk;
 		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src), FI_WRITE,
 				   0);
 		if (rc == EB_OK)
@@ -96,10 +97,11 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 	st->waits = calloc(nx, sizeof(*st->waits));
 	st->vals = calloc(hidden, sizeof(*st->vals));
 	st->sum = calloc(2 * hidden, sizeof(*st->sum));
+	st->tickets = calloc((size_t)EB_MOE_MAX_Q * (n + 1), sizeof(*st->tickets));
 	if (c->mem == EB_MEM_DEVICE)
 		st->host = malloc(big);
 	if (st->expect == NULL || st->a2a_expect == NULL || st->x == NULL || st->xs == NULL ||
-	    st->waits == NULL || st->vals == NULL || st->sum == NULL ||
+	    st->waits == NULL || st->vals == NULL || st->sum == NULL || st->tickets == NULL ||
 	    (c->mem == EB_MEM_DEVICE && st->host == NULL)) {
 		eb_err("out of memory for moe's state");
 		return EB_ENOMEM;
@@ -157,7 +159,9 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 					 st->plan.combine.packed, st->plan.combine.len,
 					 st->plan.combine.dst,	  (uint32_t)c->nranks};
 
-		rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
+		rc = eb_mk_tickets(&st->tickets_dev, EB_MOE_MAX_Q * (c->nranks + 1));
+		if (rc == EB_OK)
+			rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
 		if (rc == EB_OK)
 			rc = eb_mk_upload(&b, c->nranks, st->plan.combine.items, &st->dev[1]);
 		st->have_dev = rc == EB_OK;
@@ -179,6 +183,7 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 		eb_mk_free(&st->dev[0]);
 		eb_mk_free(&st->dev[1]);
 	}
+	eb_mk_free_tickets(st->tickets_dev);
 #endif
 	eb_xfers_free(st->x, c->nranks * c->e->nchan);
 	eb_payload_free(&st->src);
@@ -192,6 +197,7 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 	free(st->host);
 	free(st->vals);
 	free(st->sum);
+	free(st->tickets);
 	free(st);
 	c->priv = NULL;
 }

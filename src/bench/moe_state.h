@@ -50,7 +50,8 @@ struct mstate {
 	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
 	int have_dev;
 	struct eb_moe_pool *pool;
-	int producers;	      /* of the current initiator */
+	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
+	int producers;			 /* of the current initiator */
 	uint64_t *expect;     /* [2][ranks] signal sums awaited per source (cumulative) */
 	uint64_t *a2a_expect; /* [ranks][nchan] chunks awaited by the baseline (cumulative) */
 	struct eb_xfer *x;    /* [ranks][nchan] the baseline's writes */

@@ -65,6 +65,21 @@ extern "C" void eb_mk_free(struct eb_moe_phase *dev)
 	dev->src = dev->packed = dev->len = dev->dst = NULL;
 }
 
+extern "C" int eb_mk_tickets(uint64_t **t, int n)
+{
+	int rc = eb_cuda_check(cudaMalloc((void **)t, sizeof(**t) * (size_t)n),
+			       "cudaMalloc for the producers' tickets");
+
+	return rc != 0 ? rc
+		       : eb_cuda_check(cudaMemset(*t, 0, sizeof(**t) * (size_t)n), "cudaMemset");
+}
+
+extern "C" void eb_mk_free_tickets(uint64_t *t)
+{
+	if (t != NULL)
+		cudaFree(t);
+}
+
 extern "C" int eb_mk_launch(const struct eb_moe_work *w)
 {
 	int rc =

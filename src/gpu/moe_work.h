@@ -1,10 +1,9 @@
 /* What one producer of `efabench moe` does in a phase (dispatch or combine), written once for
  * GPU blocks and CPU threads. Producer p of P takes, for every destination rank, its share of
  * the items going there (a contiguous p-th of them): in decode one put per item, in prefill
- * it packs its share contiguously and puts it at once. Then it tells the destination with a
- * signal that adds (items + EB_MOE_MARK): every producer signals every destination, so a
- * receiver learns that nothing comes as surely as that something came. Items for the rank
- * itself are copied locally. Producer p uses proxy thread p % nq. */
+ * it packs its share contiguously and puts it at once. Items for the rank itself are copied
+ * locally. Producer p uses proxy thread p % nq; each proxy thread's producers signal every
+ * destination once per phase (eb_moe_produce). */
 #ifndef EB_GPU_MOE_WORK_H
 #define EB_GPU_MOE_WORK_H
 
@@ -12,6 +11,7 @@
 
 #include <stdint.h>
 #if !defined(__CUDACC__)
+#include <stdatomic.h>
 #include <string.h>
 #endif
 
@@ -32,6 +32,9 @@ struct eb_moe_work {
 	/* CPU producers copy with this (GPU memory needs cudaMemcpy); GPU blocks copy
 	 * themselves. */
 	int (*copy)(char *to, const char *from, uint64_t n);
+	/* [nq][ranks + 1] counters shared by the producers (GPU memory for GPU producers),
+	 * zeroed once: per destination, and for the end of the phase. */
+	uint64_t *tickets;
 };
 
 #if defined(__CUDACC__)
@@ -69,6 +72,36 @@ EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from
 	} while (0)
 #endif
 
+/* A ticket: the count before this producer's arrival (counters only grow). */
+#if defined(__CUDACC__)
+EB_Q_FN uint64_t eb_moe_ticket(uint64_t *t)
+{
+	__threadfence_system(); /* this producer's pushes come before its ticket */
+	return (uint64_t)atomicAdd((unsigned long long *)t, 1ull);
+}
+#else
+EB_Q_FN uint64_t eb_moe_ticket(uint64_t *t)
+{
+	return atomic_fetch_add_explicit((_Atomic uint64_t *)t, 1, memory_order_acq_rel);
+}
+#endif
+
+/* Producers on proxy thread q, and the items they take for a destination with n items. */
+EB_Q_FN int eb_moe_on_queue(const struct eb_moe_work *w, int q)
+{
+	return (w->producers - q + w->nq - 1) / w->nq;
+}
+
+EB_Q_FN int64_t eb_moe_queue_items(const struct eb_moe_work *w, int q, int64_t n)
+{
+	int64_t sum = 0;
+	int p;
+
+	for (p = q; p < w->producers; p += w->nq)
+		sum += n * (p + 1) / w->producers - n * p / w->producers;
+	return sum;
+}
+
 /* The items [a, b) of one destination; 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
 			int64_t a, int64_t b)
@@ -95,22 +128,25 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 		for (i = a; EB_MOE_LEAD && rc == 0 && i < b; i++)
 			rc = eb_put_nbi(d, (unsigned)peer, ph->dst[i], ph->src[i], ph->len[i]);
 	}
-	if (EB_MOE_LEAD && rc == 0)
-		rc = eb_signal_nbi(d, (unsigned)peer, ph->sig + (unsigned)w->rank,
-				   (uint64_t)(b - a) + EB_MOE_MARK, EB_SIGNAL_ADD);
 	return rc;
 }
 
-/* Producer p's whole phase, ending with a quiet on its queue: 0 or -1. On the GPU every
- * thread of the block calls it and thread 0's result counts. */
+/* Producer p's whole phase: 0 or -1. On the GPU every thread of the block calls it and
+ * thread 0's result counts. The producers of one proxy thread share two duties through
+ * tickets (counters in w->tickets that only grow): the last to finish its share for a
+ * destination signals it, once, with the items all of them put there (plus EB_MOE_MARK, so
+ * that a destination learns of nothing as surely as of something); the last to finish
+ * everything waits for the proxy thread to complete it all (one quiet, not one spinning
+ * poller per producer). */
 EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 {
-	const struct eb_proxy_dev *d = &w->d[p % w->nq];
-	int k, rc = 0;
+	int q = p % w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0;
+	const struct eb_proxy_dev *d = &w->d[q];
+	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1);
 
 	/* The next rank up first, so that every rank's first writes go to a different peer;
 	 * the local copies last. Every destination is visited even after a failure: a block's
-	 * threads must meet at the same barriers. */
+	 * threads must meet at the same barriers, and the others count on its tickets. */
 	for (k = 1; k <= w->ranks; k++) {
 		int peer = (w->rank + k) % w->ranks;
 		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
@@ -118,10 +154,18 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 		if (eb_moe_send(w, d, peer, first + n * p / w->producers,
 				first + n * (p + 1) / w->producers) != 0)
 			rc = -1;
+		if (peer == w->rank || !EB_MOE_LEAD)
+			continue;
+		if ((eb_moe_ticket(&tk[peer]) + 1) % (uint64_t)mine == 0 &&
+		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
+				  (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
+				  EB_SIGNAL_ADD) != 0)
+			rc = -1;
 	}
 	EB_MOE_SYNC();
-	if (EB_MOE_LEAD && rc == 0)
-		rc = eb_quiet(d);
+	if (EB_MOE_LEAD && (eb_moe_ticket(&tk[w->ranks]) + 1) % (uint64_t)mine == 0 &&
+	    eb_quiet(d) != 0)
+		rc = -1;
 	return rc;
 }
 

@@ -54,6 +54,7 @@ for r in res:
     assert r["ranks"][r["slowest_rank"]]["p50_us"] == r["p50_us"]
     assert abs(r["sel_GBps"] - sel_b[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["sel_GBps"]), r
     assert abs(r["wire_GBps"] - wire[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["wire_GBps"]), r
+    assert abs(r["mwrites_per_s"] - r["writes"] / t / 1e6) <= 1e-6 * max(1, r["mwrites_per_s"]), r
     if r["phase"] in base:
         assert abs(r["vs_a2av"] - r["p50_us"] / base[r["phase"]]) <= 1e-6 * r["vs_a2av"], r
 print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
