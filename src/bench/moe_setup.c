@@ -43,6 +43,12 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 					  .dst_len = st->plan.dst_len};
 
 		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
+		/* Who spins beside this proxy thread decides how its waits poll: the rank, every
+		 * proxy thread of this initiator, and CPU producers. */
+		f.threads = 1 + st->nq +
+			    (gpu		      ? 0
+			     : mown(c)->producers > 0 ? mown(c)->producers
+						      : st->nq);
 		if (k > 0 && e0->nnics > 1) {
 			f.nics = e0->nics[k % e0->nnics].domain;
 			f.channels = 1;
@@ -149,8 +155,10 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 				     .src = eb_payload_at(&st->src, 0),
 				     .dst = eb_payload_at(&st->dst, 0)};
 #ifdef EB_HAVE_CUDA
-	if (c->mem == EB_MEM_DEVICE)
+	if (c->mem == EB_MEM_DEVICE) {
 		st->w.copy = eb_mk_copy;
+		st->w.sync = eb_mk_sync;
+	}
 	if (rc == EB_OK && (inits & (1u << INIT_GPU))) {
 		struct eb_moe_phase d = {st->plan.dispatch.off,	   st->plan.dispatch.src,
 					 st->plan.dispatch.packed, st->plan.dispatch.len,

@@ -24,8 +24,10 @@ int eb_mk_launch(const struct eb_moe_work *w);
  * negative status after one line. */
 int eb_mk_done(int *failed);
 
-/* A copy between any memories (CPU producers over GPU memory). 0 or -1 after one line. */
+/* CPU producers over GPU memory: a copy queued on the calling thread's stream, and the wait
+ * for every copy it queued. 0 or -1 after one line. */
 int eb_mk_copy(char *to, const char *from, uint64_t n);
+int eb_mk_sync(void);
 
 #ifdef __cplusplus
 }

@@ -29,9 +29,10 @@ struct eb_moe_work {
 	int nq, producers, rank, ranks, coalesce;
 	char *src, *dst; /* this rank's regions: packing and its own items are local copies */
 	struct eb_moe_phase ph;
-	/* CPU producers copy with this (GPU memory needs cudaMemcpy); GPU blocks copy
-	 * themselves. */
+	/* CPU producers copy with these where the memory is the GPU's: copies queued on the
+	 * thread's stream, then waited for together (GPU blocks copy themselves). */
 	int (*copy)(char *to, const char *from, uint64_t n);
+	int (*sync)(void);
 	/* [nq][ranks + 1] counters shared by the producers (GPU memory for GPU producers),
 	 * zeroed once: per destination, and for the end of the phase. */
 	uint64_t *tickets;
@@ -53,7 +54,7 @@ EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from
 	}
 }
 #define EB_MOE_LEAD (threadIdx.x == 0)
-#define EB_MOE_SYNC()                                                                              \
+#define EB_MOE_SYNC(w)                                                                             \
 	do {                                                                                       \
 		__threadfence_system();                                                            \
 		__syncthreads();                                                                   \
@@ -67,8 +68,10 @@ EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from
 		memcpy(to, from, n);
 }
 #define EB_MOE_LEAD 1
-#define EB_MOE_SYNC()                                                                              \
+#define EB_MOE_SYNC(w)                                                                             \
 	do {                                                                                       \
+		if ((w)->sync != NULL)                                                             \
+			(void)(w)->sync();                                                         \
 	} while (0)
 #endif
 
@@ -120,7 +123,7 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 			if (ph->packed[i] != ph->src[i])
 				eb_moe_copy(w, w->src + ph->packed[i], w->src + ph->src[i],
 					    ph->len[i]);
-		EB_MOE_SYNC(); /* packed bytes visible to the NIC before the put is pushed */
+		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put is pushed */
 		if (EB_MOE_LEAD && b > a)
 			rc = eb_put_nbi(d, (unsigned)peer, ph->dst[a], ph->packed[a],
 					ph->packed[b - 1] + ph->len[b - 1] - ph->packed[a]);
@@ -162,7 +165,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 				  EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
-	EB_MOE_SYNC();
+	EB_MOE_SYNC(w);
 	if (EB_MOE_LEAD && (eb_moe_ticket(&tk[w->ranks]) + 1) % (uint64_t)mine == 0 &&
 	    eb_quiet(d) != 0)
 		rc = -1;
