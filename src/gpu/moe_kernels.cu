@@ -105,8 +105,22 @@ extern "C" int eb_mk_done(int *failed)
 	return 1;
 }
 
+static __thread cudaStream_t mine; /* a CPU producer's stream */
+
 extern "C" int eb_mk_copy(char *to, const char *from, uint64_t n)
 {
-	return eb_cuda_check(cudaMemcpy(to, from, n, cudaMemcpyDefault), "cudaMemcpy") != 0 ? -1
-											    : 0;
+	if (mine == NULL && eb_cuda_check(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking),
+					  "cudaStreamCreate") != 0)
+		return -1;
+	return eb_cuda_check(cudaMemcpyAsync(to, from, n, cudaMemcpyDefault, mine),
+			     "cudaMemcpyAsync") != 0
+		   ? -1
+		   : 0;
+}
+
+extern "C" int eb_mk_sync(void)
+{
+	if (mine == NULL)
+		return 0;
+	return eb_cuda_check(cudaStreamSynchronize(mine), "cudaStreamSynchronize") != 0 ? -1 : 0;
 }
