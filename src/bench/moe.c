@@ -269,11 +269,11 @@ static void facts(struct eb_ctx *c, struct eb_sheet *sh)
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores) {
 		/* Measured on a 16-core host, 4 ranks x (1 + 4 + 4): one proxy thread per rank
 		 * moved 1.2-1.3x the bytes per second of four. */
-		eb_head_fact(
-		    h, "note",
-		    "%d ranks here x %d spinning threads (rank, proxy threads, CPU "
-		    "producers) > %d cores: they take turns; --proxy-threads 1 may do better",
-		    c->e->host_ranks, spin, c->e->cores);
+		eb_head_fact(h, "note",
+			     "%d ranks here x %d spinning threads (rank, proxy threads, CPU "
+			     "producers) > %d cores: they take turns%s",
+			     c->e->host_ranks, spin, c->e->cores,
+			     st->nq > 1 ? "; --proxy-threads 1 may do better" : "");
 		eb_head_break(h);
 	}
 	eb_head_fact(h, NULL,
