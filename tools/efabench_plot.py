@@ -21,9 +21,17 @@ Every subcommand's JSON is recognised by its "bench" (in "settings" or at the to
   matrix
       STEM-heatmap-chK.png per channel, rows source rank, columns target rank, write Gbps;
                            flagged cells outlined in red and marked with "!"
+  moe
+      STEM-ranks-PHASE.png per phase (dispatch, combine, pair), one group of bars per rank:
+                           p50 time per initiator (gpu, cpu, a2av), p99 as a whisker; each
+                           initiator's slowest rank outlined in red (and named in the legend)
+      STEM-traffic-tokens.png     rows source rank, columns destination rank, tokens sent
+      STEM-traffic-selections.png the same, expert selections (the diagonal stays on its rank)
+      STEM-summary.png     wire GB/s and sel GB/s per (initiator, phase), x a2av above the bars
 
 Beside each PNG, STEM-KIND.data.json lists what was drawn: {"series": {label: [[x, y], ...]}}
-(heat maps also "x", "y", "z" and "marked"; ipc's "panels", one per size), "hlines" (the
+(heat maps also "x", "y", "z" and "marked"; ipc's "panels", one per size; moe's per-rank bars
+"x" (ranks), "p50"/"p99" per initiator and "slowest"), "hlines" (the
 horizontal limits drawn), the axis scales and the stamp, with the JSON's own numbers, unrounded.
 
 Each figure carries the machine, provider and date in its lower right corner: from the JSON's
@@ -411,8 +419,9 @@ def plot_queue(out, stem, doc):
 
 
 def heatmap(ax, z, xlabels, ylabels, marked=(), fmt="{:.1f}", cmap="viridis", vmin=None,
-            vmax=None):
-    """z[row][col], None = no cell (grey). Cells annotated; marked cells outlined in red."""
+            vmax=None, annotate=True):
+    """z[row][col], None = no cell (grey). Cells annotated (unless annotate is false: too many
+    to read); marked cells outlined in red."""
     import matplotlib
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -429,7 +438,7 @@ def heatmap(ax, z, xlabels, ylabels, marked=(), fmt="{:.1f}", cmap="viridis", vm
     lo = vmin if vmin is not None else (finite.min() if finite.size else 0)
     hi = vmax if vmax is not None else (finite.max() if finite.size else 1)
     small = len(xlabels) > 8
-    for i in range(arr.shape[0]):
+    for i in range(arr.shape[0] if annotate else 0):
         for j in range(arr.shape[1]):
             v = arr[i, j]
             if not np.isfinite(v):
@@ -598,6 +607,185 @@ def plot_ipc(out, stem, doc):
         })
 
 
+MOE_INITIATORS = ("gpu", "cpu", "a2av")
+MOE_PHASES = ("dispatch", "combine", "pair")
+MOE_COLORS = {"gpu": "tab:green", "cpu": "tab:blue", "a2av": "tab:gray"}
+MOE_INIT_WHAT = {"gpu": "gpu (kernels → proxy)", "cpu": "cpu (threads → proxy)",
+                 "a2av": "a2av (all-to-all-v)"}
+
+
+def in_order(found, canonical):
+    """The canonical names present first, in their order, then any others as found."""
+    return [x for x in canonical if x in found] + [x for x in found if x not in canonical]
+
+
+def plot_moe(out, stem, doc):
+    plt = out.plt
+    res = doc.get("results", [])
+    if not res or not all(k in r for r in res for k in ("initiator", "phase", "p50_us", "p99_us",
+                                                         "ranks", "wire_GBps", "sel_GBps")):
+        raise ValueError("moe JSON without results (initiator, phase, p50_us, p99_us, ranks, "
+                         "wire_GBps, sel_GBps)")
+    traffic = doc.get("traffic") or []
+    n = doc.get("ranks") or (1 + max([e["rank"] for r in res for e in r["ranks"]]
+                                     + [max(t["src"], t["dst"]) for t in traffic]))
+    inits = in_order(list(dict.fromkeys(r["initiator"] for r in res)), MOE_INITIATORS)
+    phases = in_order(list(dict.fromkeys(r["phase"] for r in res)), MOE_PHASES)
+    row = {(r["initiator"], r["phase"]): r for r in res}
+    extra = [c for c in plt.rcParams["axes.prop_cycle"].by_key()["color"]
+             if c not in MOE_COLORS.values()]
+    color = {i: MOE_COLORS.get(i) or extra[k % len(extra)] for k, i in enumerate(inits)}
+    routing = doc.get("routing", "?")
+    preset = doc.get("preset")
+    who = f"efabench moe: routing {routing}, {n} ranks" + (f", preset {preset}" if preset else "")
+    shape = []
+    if doc.get("tokens") is not None:
+        shape.append(f"{doc['tokens']} tokens per rank")
+    if doc.get("hidden") is not None:
+        shape.append(f"hidden {doc['hidden']}")
+    if doc.get("topk") is not None and doc.get("experts") is not None:
+        shape.append(f"top-{doc['topk']} of {doc['experts']} experts")
+    if doc.get("dtype"):
+        shape.append(str(doc["dtype"]))
+    shape = ", ".join(shape)
+
+    # Per-rank times, one figure per phase: a group of bars per rank, a bar per initiator.
+    for ph in phases:
+        ins = [i for i in inits if (i, ph) in row]
+        ranks = sorted({e["rank"] for i in ins for e in row[(i, ph)]["ranks"]})
+        if not ranks:
+            continue
+        width = 0.8 / len(ins)
+        fig, ax = plt.subplots(figsize=(min(max(8, 1.2 + 0.3 * len(ranks) * len(ins) + 2.5), 22),
+                                        5))
+        ax.grid(True, axis="y", alpha=0.3)
+        p50s, p99s, slowest, fastest = {}, {}, {}, {}
+        top = 0
+        for k, i in enumerate(ins):
+            r = row[(i, ph)]
+            by_rank = {e["rank"]: e for e in r["ranks"]}
+            xs = [ranks.index(q) - 0.4 + width * (k + 0.5) for q in ranks if q in by_rank]
+            lo = [by_rank[q]["p50_us"] for q in ranks if q in by_rank]
+            hi = [by_rank[q]["p99_us"] for q in ranks if q in by_rank]
+            p50s[i] = [[q, by_rank[q]["p50_us"]] for q in ranks if q in by_rank]
+            p99s[i] = [[q, by_rank[q]["p99_us"]] for q in ranks if q in by_rank]
+            slow = r.get("slowest_rank")
+            if slow is None:
+                slow = max(by_rank, key=lambda q: by_rank[q]["p50_us"])
+            slowest[i] = slow
+            fastest[i] = r.get("fastest_rank")
+            label = f"{MOE_INIT_WHAT.get(i, i)}: slowest rank {slow}, p50 {r['p50_us']:.3g} µs"
+            if r.get("vs_a2av") is not None and i != "a2av" and "a2av" in ins:
+                label += f" = {r['vs_a2av']:.2f} × a2av's"
+            bars = ax.bar(xs, lo, width=width * 0.92, color=color[i], label=label,
+                          yerr=[[0] * len(lo), [max(h - l, 0) for l, h in zip(lo, hi)]],
+                          error_kw={"ecolor": "0.2", "capsize": 3 if len(ranks) <= 16 else 0,
+                                    "lw": 1})
+            for q, b in zip([q for q in ranks if q in by_rank], bars):
+                if q == slow:
+                    b.set_edgecolor("red")
+                    b.set_linewidth(2.2)
+            top = max([top] + hi + lo)
+        ax.set_xticks(range(len(ranks)))
+        ax.set_xticklabels([str(q) for q in ranks])
+        ax.set_xlim(-0.6, len(ranks) - 0.4)
+        ax.set_ylim(0, top * 1.12 or 1)
+        ax.set_xlabel("Rank")
+        ax.set_ylabel("Time per iteration (µs): bar p50, whisker to p99")
+        ax.set_title(f"{who}: {ph} time per rank\n"
+                     + (shape + "\n" if shape else "")
+                     + "bars p50, whiskers to p99; red outline: each initiator's slowest rank")
+        legend(ax, len(ins) + (2 if len(ranks) > 8 else 0))
+        finish(fig)
+        out.save(fig, f"{stem}-ranks-{ph}", {
+            "kind": "bar", "title": ax.get_title(), "xlabel": "rank",
+            "ylabel": "time per iteration (us)", "phase": ph, "x": ranks,
+            "series": p50s, "p50": p50s, "p99": p99s, "slowest": slowest, "fastest": fastest,
+        })
+
+    # Traffic matrix: tokens, then selections, source rank by destination rank.
+    for key in ("tokens", "selections"):
+        cells = [t for t in traffic if key in t]
+        if not cells:
+            continue
+        z = [[None] * n for _ in range(n)]
+        for t in cells:
+            z[t["src"]][t["dst"]] = t[key]
+        sent = [sum(v for b, v in enumerate(z[a]) if v is not None and b != a) for a in range(n)]
+        got = [sum(z[a][b] for a in range(n) if z[a][b] is not None) for b in range(n)]
+        few = n <= 12
+        xl = [f"{b}\nΣ{got[b]}" if few else str(b) for b in range(n)]
+        yl = [f"{a} (→{sent[a]})" if few else str(a) for a in range(n)]
+        side = min(4 + 0.5 * n, 11)
+        fig, ax = plt.subplots(figsize=(side + 2.0, side + 0.4))
+        im = heatmap(ax, z, xl, yl, fmt="{:.0f}", vmin=0, annotate=n <= 32)
+        what = {"tokens": "tokens sent (a token once per destination rank)",
+                "selections": "expert selections (token × expert pairs)"}[key]
+        fig.colorbar(im, ax=ax, label=key.capitalize() + " per iteration")
+        ax.set_title(f"{who}\n{key} per source and destination: {what}\n"
+                     "diagonal: kept on the rank; row label →: sent to other ranks; "
+                     "column Σ: received", fontsize=9)
+        ax.set_xlabel("Destination rank (dst)")
+        ax.set_ylabel("Source rank (src)")
+        finish(fig)
+        series = {f"src {a}": [[b, z[a][b]] for b in range(n) if z[a][b] is not None]
+                  for a in range(n)}
+        out.save(fig, f"{stem}-traffic-{key}", {
+            "kind": "heatmap", "title": ax.get_title(), "xlabel": "dst", "ylabel": "src",
+            "value": key, "x": list(range(n)), "y": list(range(n)), "z": z, "marked": [],
+            "sent_to_others": sent, "received": got, "series": series,
+        })
+
+    # Summary: wire and sel GB/s per (initiator, phase), a panel each.
+    fig, axes = plt.subplots(1, 2, figsize=(max(10, 3 + 1.3 * len(phases) * len(inits)), 5))
+    series, vals = {}, {}
+    width = 0.8 / len(inits)
+    for ax, key, what in ((axes[0], "wire_GBps", "wire GB/s: bytes to other ranks / p50"),
+                          (axes[1], "sel_GBps", "sel GB/s: selections × bytes / p50")):
+        ax.grid(True, axis="y", alpha=0.3)
+        vals[key] = {}
+        top = 0
+        for k, i in enumerate(inits):
+            ps = [ph for ph in phases if (i, ph) in row]
+            ys = [row[(i, ph)][key] for ph in ps]
+            xs = [phases.index(ph) - 0.4 + width * (k + 0.5) for ph in ps]
+            bars = ax.bar(xs, ys, width=width * 0.92, color=color[i],
+                          label=MOE_INIT_WHAT.get(i, i))
+            for ph, b, y in zip(ps, bars, ys):
+                r = row[(i, ph)]
+                txt = f"{y:.3g}"
+                if key == "wire_GBps" and i != "a2av" and r.get("vs_a2av") is not None \
+                        and "a2av" in inits:
+                    txt += f"\n×{r['vs_a2av']:.2f}"
+                if r.get("wrong"):
+                    txt += f"\n{r['wrong']} wrong!"
+                ax.annotate(txt, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
+                            va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points",
+                            color="red" if r.get("wrong") else "black")
+            series[f"{i} {key}"] = [[ph, y] for ph, y in zip(ps, ys)]
+            vals[key][i] = {ph: y for ph, y in zip(ps, ys)}
+            top = max([top] + ys)
+        ax.set_xticks(range(len(phases)))
+        ax.set_xticklabels(phases)
+        ax.set_xlim(-0.6, len(phases) - 0.4)
+        ax.set_ylim(0, top * 1.25 or 1)
+        ax.set_xlabel("Phase (pair = dispatch then combine)")
+        ax.set_ylabel(key.replace("_GBps", "") + " GB/s (mean over ranks)")
+        ax.set_title(what, fontsize=9)
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"{who}: bandwidth per initiator and phase"
+                 + (f"\n{shape}" if shape else "")
+                 + ("; ×N = p50 / all-to-all-v p50" if "a2av" in inits else ""), fontsize=10)
+    finish(fig)
+    out.save(fig, f"{stem}-summary", {
+        "kind": "bar", "title": f"{who}: bandwidth per initiator and phase",
+        "xlabel": "phase", "ylabel": "GB/s", "x": phases, "series": series,
+        "wire_GBps": vals["wire_GBps"], "sel_GBps": vals["sel_GBps"],
+        "vs_a2av": {i: {ph: row[(i, ph)].get("vs_a2av") for ph in phases if (i, ph) in row}
+                    for i in inits},
+    })
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -645,6 +833,8 @@ def main(argv):
                 plot_ipc(out, stem, doc)
             elif bench == "matrix":
                 plot_matrix(out, stem, doc)
+            elif bench == "moe":
+                plot_moe(out, stem, doc)
             elif is_harness(doc):
                 plot_harness(out, stem, doc)
             else:

@@ -146,8 +146,8 @@ const struct eb_cmd eb_cmd_moe = {
     .help =
 	"  every rank routes T tokens to top-K of E experts (E/N per rank) from a seed;\n"
 	"  dispatch puts each token once to every rank holding one of its experts, into\n"
-	"  slots the receiver derives from the routing, then a signal per (producer,\n"
-	"  destination) that adds the tokens it sent; the receiver waits for every source's\n"
+	"  slots the receiver derives from the routing, then a signal per (proxy thread,\n"
+	"  destination) that adds the tokens sent; the receiver waits for every source's\n"
 	"  signals. Combine returns each expert's output for a token (bf16, a function of\n"
 	"  token, expert and epoch) to the token's home rank; after the clock stops the home\n"
 	"  rank sums its K weighted outputs and checks every token, output and sum.\n"
@@ -159,7 +159,8 @@ const struct eb_cmd eb_cmd_moe = {
 	"  dispatch then combine. p50/p99 = the slowest rank's; fastest = the fastest rank's\n"
 	"  p50. sel GB/s = selections x bytes per token (or output) / p50, per rank (DeepEP's\n"
 	"  low-latency tests, UCCL-EP, pplx count this way); wire GB/s = bytes a rank sends\n"
-	"  to other ranks / p50 (what its NICs carry); both are means over ranks.\n"
+	"  to other ranks / p50 (what its NICs carry); both are means over ranks. Mwr/s =\n"
+	"  writes a rank posts to other ranks per second (JSON: writes per iteration).\n"
 	"  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong 8-byte\n"
 	"  words of tokens + wrong bf16 outputs + wrong sums. JSON adds each rank's p50/p99\n"
 	"  and the traffic matrix (tokens and selections per source and destination)",

@@ -1,4 +1,5 @@
 #include "opts.h"
+#include "../bench/bench.h"
 #include "efabench/layout.h"
 #include "efabench/mem.h"
 #include "efabench/size.h"
@@ -336,7 +337,8 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 
 	fprintf(f, "usage: efabench %s [options]\n\n%s: %s\n%s\n", cmd->name, cmd->name,
 		cmd->summary, cmd->help);
-	if (cmd->bench != NULL)
+	/* The sweep's figures; a benchmark with its own schedule defines its own above. */
+	if (cmd->bench != NULL && cmd->bench->drive == NULL)
 		fputs("Metrics (Size S = bytes a rank sends to one peer per iteration; Count = "
 		      "S/4):\n"
 		      "  t        mean seconds per timed iteration, after a barrier that aligns\n"
