@@ -267,13 +267,18 @@ static void facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_head_break(h);
 	spin = 1 + st->nq + ((st->inits & (1u << INIT_CPU)) ? cpu : 0);
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores) {
-		/* Measured on a 16-core host, 4 ranks x (1 + 4 + 4): one proxy thread per rank
-		 * moved 1.2-1.3x the bytes per second of four. */
 		eb_head_fact(h, "note",
 			     "%d ranks here x %d spinning threads (rank, proxy threads, CPU "
-			     "producers) > %d cores: they take turns%s",
-			     c->e->host_ranks, spin, c->e->cores,
-			     st->nq > 1 ? "; --proxy-threads 1 may do better" : "");
+			     "producers) > %d cores: they take turns",
+			     c->e->host_ranks, spin, c->e->cores);
+		eb_head_break(h);
+	}
+	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count()) {
+		/* The proxy benchmark measured it: without MPS a producers' kernel holds the GPU
+		 * while the other processes' copies wait. */
+		eb_head_fact(h, "note",
+			     "ranks here share a GPU: run one rank per GPU, or start MPS "
+			     "(nvidia-cuda-mps-control -d) so their kernels and copies overlap");
 		eb_head_break(h);
 	}
 	eb_head_fact(h, NULL,

@@ -132,7 +132,8 @@ static const struct eb_opt moe_opts[] = {
      init_words},
     {"proxy-threads", 0, "N", eb_opt_num, M(proxy_threads), 1, EB_MOE_MAX_Q,
      "proxy threads per rank, each with its own queue and\n"
-     "channels (default: one per NIC used)"},
+     "channels (default: one per NIC used, fewer where this\n"
+     "host's ranks would have more spinning threads than cores)"},
     {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
      "GPU blocks or CPU threads per rank (default 32 blocks,\n"
      "one CPU thread per proxy thread)"},
