@@ -656,8 +656,7 @@ def plot_moe(out, stem, doc):
         if not ranks:
             continue
         width = 0.8 / len(ins)
-        fig, ax = plt.subplots(figsize=(min(max(8, 1.2 + 0.3 * len(ranks) * len(ins) + 2.5), 22),
-                                        5))
+        fig, ax = plt.subplots(figsize=(min(max(8, 3.7 + 0.3 * len(ranks) * len(ins)), 16), 5))
         ax.grid(True, axis="y", alpha=0.3)
         p50s, p99s, slowest, fastest = {}, {}, {}, {}
         top = 0
@@ -688,13 +687,20 @@ def plot_moe(out, stem, doc):
             top = max([top] + hi + lo)
         ax.set_xticks(range(len(ranks)))
         ax.set_xticklabels([str(q) for q in ranks])
+        for q, t in zip(ranks, ax.get_xticklabels()):  # a slowest rank's number in red
+            if q in slowest.values():
+                t.set_color("red")
+                t.set_fontweight("bold")
+        if len(ranks) > 32:
+            ax.tick_params(axis="x", labelsize=6)
         ax.set_xlim(-0.6, len(ranks) - 0.4)
-        ax.set_ylim(0, top * 1.12 or 1)
+        ax.set_ylim(0, top * 1.25 or 1)  # room for the legend
         ax.set_xlabel("Rank")
         ax.set_ylabel("Time per iteration (µs): bar p50, whisker to p99")
         ax.set_title(f"{who}: {ph} time per rank\n"
                      + (shape + "\n" if shape else "")
-                     + "bars p50, whiskers to p99; red outline: each initiator's slowest rank")
+                     + "bars p50, whiskers to p99; red outline (and rank in red): each initiator's "
+                     "slowest rank")
         legend(ax, len(ins) + (2 if len(ranks) > 8 else 0))
         finish(fig)
         out.save(fig, f"{stem}-ranks-{ph}", {
@@ -719,12 +725,15 @@ def plot_moe(out, stem, doc):
         side = min(4 + 0.5 * n, 11)
         fig, ax = plt.subplots(figsize=(side + 2.0, side + 0.4))
         im = heatmap(ax, z, xl, yl, fmt="{:.0f}", vmin=0, annotate=n <= 32)
-        what = {"tokens": "tokens sent (a token once per destination rank)",
-                "selections": "expert selections (token × expert pairs)"}[key]
+        what = {"tokens": "tokens per source and destination (a token goes once to each rank "
+                          "holding one of its experts)",
+                "selections": "expert selections (token × expert) per source and destination"}[key]
         fig.colorbar(im, ax=ax, label=key.capitalize() + " per iteration")
-        ax.set_title(f"{who}\n{key} per source and destination: {what}\n"
-                     "diagonal: kept on the rank; row label →: sent to other ranks; "
-                     "column Σ: received", fontsize=9)
+        ax.set_title(f"{who}\n{what}\ndiagonal: kept on the rank"
+                     + ("; row label →: sent to other ranks; column Σ: received" if few else ""),
+                     fontsize=9)
+        if n > 24:
+            ax.tick_params(labelsize=5 if n > 48 else 6)
         ax.set_xlabel("Destination rank (dst)")
         ax.set_ylabel("Source rank (src)")
         finish(fig)
@@ -768,14 +777,15 @@ def plot_moe(out, stem, doc):
         ax.set_xticks(range(len(phases)))
         ax.set_xticklabels(phases)
         ax.set_xlim(-0.6, len(phases) - 0.4)
-        ax.set_ylim(0, top * 1.25 or 1)
+        ax.set_ylim(0, top * 1.4 or 1)  # room for the values and the legend
         ax.set_xlabel("Phase (pair = dispatch then combine)")
         ax.set_ylabel(key.replace("_GBps", "") + " GB/s (mean over ranks)")
         ax.set_title(what, fontsize=9)
-    axes[0].legend(fontsize=8, loc="upper left")
+    axes[0].legend(fontsize=8, loc="upper left", ncol=len(inits))
     fig.suptitle(f"{who}: bandwidth per initiator and phase"
                  + (f"\n{shape}" if shape else "")
-                 + ("; ×N = p50 / all-to-all-v p50" if "a2av" in inits else ""), fontsize=10)
+                 + ("; ×N under a value: its p50 / the all-to-all-v's p50" if "a2av" in inits
+                    else ""), fontsize=10)
     finish(fig)
     out.save(fig, f"{stem}-summary", {
         "kind": "bar", "title": f"{who}: bandwidth per initiator and phase",

@@ -144,7 +144,9 @@ const struct eb_cmd eb_cmd_plot = {
 	    "  (us, log axes) vs size per variant with the link limit where the JSON has a link\n"
 	    "  speed (write, sendrecv, alltoall, proxy); proxy vs CPU-initiated ratios per size\n"
 	    "  (proxy); commands/s vs producers (queue); GB/s heat maps of grid x block (ipc);\n"
-	    "  a Gbps heat map per channel with flagged cells marked (matrix). Beside each PNG,\n"
+	    "  a Gbps heat map per channel with flagged cells marked (matrix); per phase, each\n"
+	    "  rank's p50/p99 per initiator, heat maps of tokens and selections per source and\n"
+	    "  destination and wire/sel GB/s per initiator and phase (moe). Beside each PNG,\n"
 	    "  NAME.data.json lists the series drawn. The figures are drawn by\n"
 	    "  efabench_plot.py, looked for in <prefix>/share/efabench, the source tree's tools/,\n"
 	    "  then $EFABENCH_TOOLS",

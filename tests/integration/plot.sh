@@ -8,6 +8,8 @@
 #   ipc       a synthetic ipc JSON (no GPUs here): per direction, the grid x block heat map
 #   queue     queue with CPU producers: Mcommands/s per producer count
 #   proxy     proxy with CPU producers: the proxy / CPU-initiated ratio per size; --mode rate
+#   moe       moe with CPU producers, 3 ranks, a hot rank: per-rank p50/p99 bars per phase, the
+#             traffic heat maps (tokens, selections) equal to the JSON's matrix, GB/s summary
 #   badinput  a missing file, an unwritable -o, no -o: exit 2 with one line, no Python needed
 . "$(dirname "$0")/lib.sh"
 case=$1
@@ -210,6 +212,44 @@ for name in ("p", "r"):
     assert ratio["hlines"] == {"CPU-initiated": 1.0}
 assert D("p-ratio")["kind"] == "line" and D("r-ratio")["kind"] == "bar"
 assert set(D("p-bandwidth")["series"]) == {r["variant"] for r in J(f"{W}/p.json")["results"]}
+PY
+	;;
+moe)
+	bench moe --np 3 --provider shm --initiators cpu,a2av --tokens 16 --hidden 256 --experts 12 \
+		--route hot:1,3 -n 2 -q --json "$WORK/moe.json"
+	run_plot "$WORK/moe.json"
+	pngs moe-ranks-dispatch moe-ranks-combine moe-ranks-pair moe-traffic-tokens \
+		moe-traffic-selections moe-summary
+	check <<'PY'
+doc = J(f"{W}/moe.json")
+n, res = doc["ranks"], doc["results"]
+assert n == 3 and doc["routing"] == "hot:1,3", (n, doc["routing"])
+for key in ("tokens", "selections"):
+    want = [[None] * n for _ in range(n)]
+    for t in doc["traffic"]:
+        want[t["src"]][t["dst"]] = t[key]
+    assert all(v is not None for row in want for v in row), want   # every (src, dst) given
+    d = D(f"moe-traffic-{key}")
+    assert d["z"] == want, (key, d["z"], want)                      # exactly the JSON's matrix
+    assert d["x"] == d["y"] == list(range(n)) and d["kind"] == "heatmap"
+    assert d["received"] == [sum(want[a][b] for a in range(n)) for b in range(n)]
+assert sum(t["tokens"] for t in doc["traffic"] if t["dst"] == 1) > 0
+for ph in ("dispatch", "combine", "pair"):
+    d = D(f"moe-ranks-{ph}")
+    rows = {r["initiator"]: r for r in res if r["phase"] == ph}
+    assert set(rows) == {"cpu", "a2av"} == set(d["p50"]) == set(d["p99"]), (rows.keys(), d["p50"])
+    assert d["x"] == list(range(n))
+    for i, r in rows.items():
+        assert d["p50"][i] == [[e["rank"], e["p50_us"]] for e in r["ranks"]], (ph, i)
+        assert d["p99"][i] == [[e["rank"], e["p99_us"]] for e in r["ranks"]], (ph, i)
+        assert d["slowest"][i] == r["slowest_rank"], (ph, i, d["slowest"])
+    assert "hot:1,3" in d["title"] and "3 ranks" in d["title"], d["title"]
+s = D("moe-summary")
+for r in res:
+    assert s["wire_GBps"][r["initiator"]][r["phase"]] == r["wire_GBps"]
+    assert s["sel_GBps"][r["initiator"]][r["phase"]] == r["sel_GBps"]
+assert s["x"] == ["dispatch", "combine", "pair"], s["x"]
+assert "provider: shm" in s["stamp"], s["stamp"]
 PY
 	;;
 *) fail "unknown case $case" ;;
