@@ -153,8 +153,10 @@ kill | stop)
 	if [ "$mode" = stop ]; then
 		grep -q "efabench: error: rank $victim (pid $pid) is stopped" "$WORK/err" ||
 			fail "the launcher did not name the stopped rank"
-		grep -q "error: moe .*waiting for rank $victim" "$WORK/err" ||
-			fail "no survivor said rank $victim went silent"
+		# A survivor's deadline, or the launcher's kill of the stopped rank, whichever
+		# comes first, names it.
+		grep -q "error: \(moe .*waiting for rank $victim\|lost rank $victim\)" "$WORK/err" ||
+			fail "no survivor named rank $victim"
 	else
 		grep -q "error: .*\(lost rank $victim\|rank $victim\)" "$WORK/err" ||
 			fail "no survivor named rank $victim"
