@@ -14,6 +14,7 @@
 #endif
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -119,19 +120,36 @@ static int producers_done(struct mstate *st, int *failed)
 #endif
 }
 
-static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int which)
+/* The producers' error bits in words (EB_Q_ERR_*, lowest first). */
+static const char *const q_errors[] = {
+    "a producer gave up waiting for room in the queue",
+    "a quiet gave up waiting for this rank's writes to complete",
+    "a put or signal outside the buffers was refused",
+    "a signal wait gave up at its deadline",
+    "a proxy thread failed (it said why above)",
+};
+
+/* Producers failed: say why, and who this rank still waits for (a quiet that gives up at its
+ * deadline most often means a peer stopped taking writes). */
+static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int which, int late)
 {
-	int k;
+	uint32_t bits = 0;
+	size_t used = 0, k;
+	char why[320] = "";
 
-	for (k = 0; k < st->nq; k++) {
-		uint64_t who = eb_proxy_refused(eb_moe_px(st, k));
-
-		if (eb_proxy_errors(eb_moe_px(st, k)) != 0 || who != 0)
-			eb_err(
-			    "moe %s: producers failed on proxy thread %d (queue error bits 0x%x%s)",
-			    step_name[which], k, eb_proxy_errors(eb_moe_px(st, k)),
-			    who ? ", a command was refused" : "");
-	}
+	for (k = 0; k < (size_t)st->nq; k++)
+		bits |= eb_proxy_errors(eb_moe_px(st, (int)k));
+	for (k = 0; k < sizeof(q_errors) / sizeof(q_errors[0]); k++)
+		if ((bits & (1u << k)) && used < sizeof(why))
+			used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s",
+						 used ? "; " : "", q_errors[k]);
+	if (late >= 0)
+		eb_err("moe %s: producers failed (%s); nothing has come from rank %d for %.1f s",
+		       step_name[which], used ? why : "a producer failed", late,
+		       (double)idle_ns(st) * 1e-9);
+	else
+		eb_err("moe %s: producers failed (%s)", step_name[which],
+		       used ? why : "a producer failed");
 	(void)c;
 	return EB_EFABRIC;
 }
@@ -164,9 +182,9 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 	for (;;) {
 		if (!done && (done = producers_done(st, &failed)) < 0)
 			return done;
-		if (done && failed)
-			return producers_failed(c, st, which);
 		late = short_source(c, st, which);
+		if (done && failed)
+			return producers_failed(c, st, which, late);
 		if (done && late < 0)
 			return EB_OK;
 		if ((++spins & 255) != 0) {

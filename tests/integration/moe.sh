@@ -155,7 +155,7 @@ kill | stop)
 			fail "the launcher did not name the stopped rank"
 		# A survivor's deadline, or the launcher's kill of the stopped rank, whichever
 		# comes first, names it.
-		grep -q "error: \(moe .*waiting for rank $victim\|lost rank $victim\)" "$WORK/err" ||
+		grep -q "error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\)" "$WORK/err" ||
 			fail "no survivor named rank $victim"
 	else
 		grep -q "error: .*\(lost rank $victim\|rank $victim\)" "$WORK/err" ||
