@@ -11,6 +11,7 @@
 #include "moe_route.h"
 #include "efabench/proxy.h"
 #include "../gpu/moe_work.h"
+#include "../report/sheet.h"
 
 enum { MOE_DECODE, MOE_PREFILL };
 enum { MOE_BF16, MOE_FP8 };
@@ -70,6 +71,20 @@ static inline const struct mopts *mown(const struct eb_ctx *c)
 	return c->o->own;
 }
 
+/* Per rank: p50 and p99 of its iterations, in seconds. */
+struct rank_t {
+	double p50, p99;
+};
+
+#define EB_MOE_NCOLS 11
+extern const char *const eb_moe_init_name[];
+extern const char *const eb_moe_phase_name[];
+extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
+/* moe_figures.c: a row (rank 0, every rank's p50/p99 in all, base: the a2av's p50 per phase)
+ * and the header's facts. */
+void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *all,
+		   const double *base, uint64_t wrong);
+void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh);
 /* moe.c: the schedule (the bench's drive hook). */
 int eb_moe_drive(struct eb_ctx *c);
 /* moe_setup.c */
