@@ -87,6 +87,12 @@ int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size
 		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
 		  uint64_t deadline);
 
+/* The same, write i taking the (i % slots)-th len bytes of buf to raddr + (i % slots) * len:
+ * a burst whose every write can be checked afterwards (slots 1: eb_xfer_burst). */
+int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
+			void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, long slots,
+			int window, uint64_t deadline);
+
 /* Drive n transfers to completion and wait for nw immediate-data counts, all together
  * (deadline as eb_xfer_wait's). */
 int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,

@@ -24,6 +24,11 @@ enum eb_memsel { EB_SEL_HOST, EB_SEL_PINNED, EB_SEL_DEVICE, EB_SEL_STAGED, EB_NS
 
 /* In a variant's tag: the benchmark's run hook times it, not the harness. */
 #define EB_SELF_TIMED (1 << 30)
+/* In a variant's tag: the run hook times only the whole phase (one sample per call: the phase
+ * over its iterations). The harness cuts the timed iterations into --phases phases and reports
+ * their spread, never a per-iteration percentile. With --check such a phase stays whole: the
+ * benchmark lands each iteration of it in a place of its own and checks them all after it. */
+#define EB_PHASE_TIMED (1 << 29)
 
 struct eb_variant {
 	const char *name[EB_NSEL]; /* column name in the table, per memory selection */

@@ -40,6 +40,7 @@ struct eb_opts {
 	uint64_t begin, end;
 	long factor;
 	long warmup, iters;
+	long phases; /* timed phases of a variant that times whole phases (EB_PHASE_TIMED) */
 	int check;
 	uint64_t chunk;	  /* 0: chosen per provider (eb_harness_tune) */
 	long window;	  /* 0: likewise */

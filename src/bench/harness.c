@@ -55,7 +55,7 @@ static int h_run(void *arg, long n, double *samples, long *got)
 {
 	struct hooked *h = arg;
 
-	*got = n;
+	*got = h->c->var->tag & EB_PHASE_TIMED ? 1 : n;
 	return h->b->run(h->c, n, samples);
 }
 
@@ -105,7 +105,8 @@ static int phase(const struct eb_bench *b, struct eb_ctx *c, long iters, double 
 			    .run = self ? h_run : NULL,
 			    .after = c->o->corrupt_at >= 0 ? h_corrupt : NULL,
 			    .verify = h_verify,
-			    .check = c->o->check};
+			    /* a phase-timed phase stays whole: the bench checks each iteration */
+			    .check = c->o->check && !(c->var->tag & EB_PHASE_TIMED)};
 	uint64_t mine = 0;
 	int64_t total = 0;
 	int rc;
@@ -160,18 +161,49 @@ static void scale(struct eb_stats *s, double f)
 	s->stddev *= f;
 }
 
-/* Rank 0: the point's statistics from every group's samples, and the benchmark's figures. */
-static void summarise(const struct eb_bench *b, const struct eb_ctx *c, const struct eb_run *run,
-		      struct eb_point *p, double *pooled, long iters)
+/* Iterations in timed phase k of a variant timed by the phase (the first ones get the rest). */
+static long phase_len(const struct eb_opts *o, long nph, long k)
 {
-	double half = b->one_way ? 0.5 : 1.0, cap;
+	return o->iters / nph + (k < o->iters % nph ? 1 : 0);
+}
+
+/* A phase-timed group's mean: its phases' seconds per iteration, weighted by their lengths. */
+static double weighted(const struct eb_opts *o, const double *s, long nph)
+{
+	double sum = 0.0;
+	long k;
+
+	for (k = 0; k < nph; k++)
+		sum += s[k] * (double)phase_len(o, nph, k);
+	return sum / (double)o->iters;
+}
+
+/* Rank 0: the point's statistics from every group's samples (stride: iters), ns each, and the
+ * benchmark's figures. */
+static void summarise(const struct eb_bench *b, const struct eb_ctx *c, const struct eb_run *run,
+		      struct eb_point *p, double *pooled, long ns)
+{
+	double half = b->one_way ? 0.5 : 1.0, cap, mean = 0.0;
+	size_t stride = (size_t)c->o->iters;
 	int g;
 
 	for (g = 0; g < p->ngroups; g++) {
-		eb_stats_compute(pooled + (size_t)g * (size_t)iters, (size_t)iters, &p->groups[g]);
+		double *s = pooled + (size_t)g * stride;
+		double w = p->phases > 0 ? weighted(c->o, s, ns) : 0.0; /* before the sort */
+
+		eb_stats_compute(s, (size_t)ns, &p->groups[g]);
+		if (p->phases > 0)
+			p->groups[g].mean = w;
+		mean += w / p->ngroups;
 		scale(&p->groups[g], half);
 	}
-	eb_stats_compute(pooled, (size_t)iters * (size_t)p->ngroups, &p->all);
+	/* the groups side by side: compact them first where a group has fewer than stride */
+	for (g = 1; g < p->ngroups && (size_t)ns < stride; g++)
+		memmove(pooled + (size_t)g * (size_t)ns, pooled + (size_t)g * stride,
+			sizeof(*pooled) * (size_t)ns);
+	eb_stats_compute(pooled, (size_t)ns * (size_t)p->ngroups, &p->all);
+	if (p->phases > 0)
+		p->all.mean = mean;
 	scale(&p->all, half);
 	p->t_s = p->all.mean;
 	p->bytes = eb_variant_bytes(c->var, p->size, c->nranks);
@@ -195,10 +227,14 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 {
 	const struct eb_opts *o = c->o;
 	size_t bytes = sizeof(*samples) * (size_t)o->iters;
+	/* a variant timed by the phase: --phases of them, one sample each */
+	long nph = c->var->tag & EB_PHASE_TIMED ? (o->phases < o->iters ? o->phases : o->iters) : 1;
+	long ns = c->var->tag & EB_PHASE_TIMED ? nph : o->iters, k;
 	uint64_t wrong;
 	int g, rc;
 
 	res->ngroups = group_count(c->var->flow, c->nranks);
+	res->phases = c->var->tag & EB_PHASE_TIMED ? (int)nph : 0;
 	/* In ALL every rank measures: one pass over the group gathers everyone's samples. */
 	for (g = 0; g < (c->var->flow == EB_FLOW_ALL ? 1 : res->ngroups); g++) {
 		set_roles(c, g);
@@ -206,10 +242,13 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 		if (rc != EB_OK)
 			return rc;
 		res->wrong += wrong;
-		rc = phase(b, c, o->iters, samples, &wrong);
-		if (rc != EB_OK)
-			return rc;
-		res->wrong += wrong;
+		for (k = 0; k < nph; k++) {
+			rc = phase(b, c, phase_len(o, nph, k), samples + (ns == nph ? k : 0),
+				   &wrong);
+			if (rc != EB_OK)
+				return rc;
+			res->wrong += wrong;
+		}
 		if (c->var->flow == EB_FLOW_ALL)
 			rc = eb_boot_allgather(c->e->boot, samples, pooled, bytes,
 					       eb_engine_deadline(c->e));
@@ -219,7 +258,7 @@ static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb
 			return rc;
 	}
 	if (c->rank == 0)
-		summarise(b, c, run, res, pooled, o->iters);
+		summarise(b, c, run, res, pooled, ns);
 	return EB_OK;
 }
 

@@ -183,15 +183,16 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 	if (po->mode == MODE_BW) {
 		add(po, single_names, NULL, EB_LAYOUT_SINGLE, T_CPU, 0);
 		add(po, NULL, "ProxySingle", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 1);
-		add(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8, 1);
+		add(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8 | EB_PHASE_TIMED,
+		    1);
 		add(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0);
 		add(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 4);
-		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8, 4);
+		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8 | EB_PHASE_TIMED, 4);
 	} else if (po->mode == MODE_LAT) {
 		add(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0);
 		add(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 1);
 	} else {
-		add(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE, 0);
+		add(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE | EB_PHASE_TIMED, 0);
 		for (i = 0; i < po->ncfg; i++) {
 			char name[24];
 
@@ -200,7 +201,8 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 			else
 				snprintf(name, sizeof(name), "Proxy%d%s", po->nprod[i],
 					 po->on_cpu ? "t" : "b");
-			add(po, NULL, name, EB_LAYOUT_SINGLE, T_NBI | po->nprod[i] << 8, 1);
+			add(po, NULL, name, EB_LAYOUT_SINGLE,
+			    T_NBI | po->nprod[i] << 8 | EB_PHASE_TIMED, 1);
 		}
 	}
 	return EB_OK;

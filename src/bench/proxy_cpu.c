@@ -26,9 +26,10 @@ static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
 {
 	const struct eb_rkey *k = eb_region_key(&st->dst.reg, c->peer, 0);
 
-	return eb_xfer_burst(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
-			     eb_region_desc(&st->src.reg, 0), k->addr, k->key, EB_IMM(0, 0), n,
-			     st->window, eb_engine_deadline(c->e));
+	return eb_xfer_burst_slots(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
+				   eb_region_desc(&st->src.reg, 0), k->addr, k->key, EB_IMM(0, 0),
+				   n, (long)(eb_px_span(c, st) / c->bytes), st->window,
+				   eb_engine_deadline(c->e));
 }
 
 /* The target of a CPU-initiated phase: every chunk of n puts counted on its channel. */
@@ -67,8 +68,8 @@ int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 		return cpu_target(c, st, n);
 	if ((c->var->tag & 0xff) == T_CPU_RATE) {
 		rc = cpu_rate(c, st, n);
-		for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)
-			samples[i] = (double)(eb_now_ns() - t0) * 1e-9 / (double)n;
+		if (rc == EB_OK && samples != NULL) /* phase-timed: one sample */
+			samples[0] = (double)(eb_now_ns() - t0) * 1e-9 / (double)n;
 		return rc;
 	}
 	for (i = 0; i < n; i++) {

@@ -147,7 +147,7 @@ int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 	struct eb_pwork w = {.d = eb_proxy_dev(st->proxy),
 			     .peer = (unsigned)c->peer,
 			     .bytes = c->bytes,
-			     .region = c->bytes > 0 ? c->bytes : 1,
+			     .region = c->bytes > 0 ? eb_px_span(c, st) : 1,
 			     .n = (n + np - 1) / np,
 			     .blocking = (c->var->tag & 0xff) == T_BLOCK,
 			     .bad = own(c)->bad_put};
@@ -174,7 +174,8 @@ int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 			eb_err("producers failed: %s (queue error bits 0x%x)", why, bits);
 		rc = EB_EFABRIC;
 	}
-	for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)
+	/* blocking: every put timed; NBI is timed by the phase, one sample */
+	for (i = 0; rc == EB_OK && samples != NULL && i < (w.blocking ? n : 1); i++)
 		samples[i] = w.blocking ? (double)(t[2 + i] - (i == 0 ? t[0] : t[1 + i])) * 1e-9
 					: (double)(t[1] - t[0]) * 1e-9 / (double)(w.n * np);
 	free(t);

@@ -63,6 +63,14 @@ int eb_px_setup(struct eb_ctx *c)
 		return EB_ENOMEM;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
+	st->spread = c->o->check && po->mode != MODE_LAT;
+	if (st->spread) { /* room for every put of the longest phase, within the cap */
+		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
+		size_t want = st->slot * (size_t)n;
+
+		want = want < EB_PX_SPREAD_BYTES ? want : EB_PX_SPREAD_BYTES;
+		st->slot = want > st->slot ? want : st->slot;
+	}
 	st->window = c->window * e->nchan;
 	st->x = eb_xfers_new(e, e->nchan, c->window);
 
@@ -133,7 +141,8 @@ void eb_px_teardown(struct eb_ctx *c)
 	c->priv = NULL;
 }
 
-/* Every put of a phase carries the same S bytes to offset 0: fill, poison, reset the signal. */
+/* Every put of a phase carries the same S bytes to offset 0 (checked phase-timed phases: to a
+ * slot of its own, eb_px_span): fill, poison, reset the signal. */
 int eb_px_prepare(struct eb_ctx *c)
 {
 	struct pstate *st = c->priv;
@@ -141,7 +150,7 @@ int eb_px_prepare(struct eb_ctx *c)
 	int ch;
 
 	if (c->role == EB_ROLE_INIT)
-		return eb_payload_fill(c, &st->src, 0, c->bytes, &p);
+		return eb_payload_fill(c, &st->src, 0, eb_px_span(c, st), &p);
 	if (c->role != EB_ROLE_TARGET)
 		return EB_OK;
 	/* Nothing is in flight before the barrier that follows: count this phase's arrivals
@@ -151,7 +160,7 @@ int eb_px_prepare(struct eb_ctx *c)
 	eb_proxy_signals(st->proxy)[0] = 0;
 	p.dst = (uint32_t)c->rank;
 	p.epoch = EB_EPOCH_POISON;
-	return eb_payload_fill(c, &st->dst, 0, c->bytes, &p);
+	return eb_payload_fill(c, &st->dst, 0, eb_px_span(c, st), &p);
 }
 
 uint64_t eb_px_verify(struct eb_ctx *c)
@@ -159,7 +168,8 @@ uint64_t eb_px_verify(struct eb_ctx *c)
 	struct pstate *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	return c->role == EB_ROLE_TARGET ? eb_payload_check(c, &st->dst, 0, c->bytes, &p) : 0;
+	return c->role == EB_ROLE_TARGET ? eb_payload_check(c, &st->dst, 0, eb_px_span(c, st), &p)
+					 : 0;
 }
 
 const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off)

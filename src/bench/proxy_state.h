@@ -37,7 +37,11 @@ struct pstate {
 	double floor_us[2]; /* GPU<->CPU floor round trip, p50 and p99 (latency mode) */
 	int cpu;	    /* the proxy thread's CPU, -1 when not pinned */
 	char pin_why[48];   /* and why (rank 0's, for the header) */
+	int spread; /* --check: each put of a phase-timed phase lands in a slot of its own */
 };
+
+/* --check: at most this many bytes of slots for the puts of a phase, then they are reused. */
+#define EB_PX_SPREAD_BYTES (64ull << 20)
 
 static inline const struct popts *own(const struct eb_ctx *c)
 {
@@ -47,9 +51,20 @@ static inline const struct popts *own(const struct eb_ctx *c)
 /* Producers of a variant: 1, or the rate configuration's count (0 = every SM of rank 0). */
 static inline int producers(const struct eb_ctx *c, const struct pstate *st)
 {
-	int n = c->var->tag >> 8;
+	int n = (c->var->tag >> 8) & 0xffff;
 
 	return (c->var->tag & 0xff) == T_NBI && n == 0 ? st->sms0 : n > 0 ? n : 1;
+}
+
+/* Bytes the puts of a phase of c->iters iterations cover, from offset 0: S, or in a checked
+ * phase-timed phase one slot of S per put (every producer's share is rounded up). */
+static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
+{
+	int np = producers(c, st);
+	long puts = (c->var->tag & 0xff) == T_NBI ? (c->iters + np - 1) / np * np : c->iters;
+	size_t n = st->spread && (c->var->tag & EB_PHASE_TIMED) ? st->slot / c->bytes : 1;
+
+	return c->bytes * (n < (size_t)puts ? n : (size_t)puts);
 }
 
 /* The benchmark's hooks (proxy_setup.c). */

@@ -48,6 +48,11 @@ static const struct eb_opt sizes[] = {
      "untimed iterations per size and pair (default 5)"},
     {"iters", 'n', "N", eb_opt_lng, O(iters), 1, 1e9,
      "timed iterations per size and pair (default 20)"},
+    {"phases", 0, "N", eb_opt_lng, O(phases), 1, 1000,
+     "variants timed by the phase (write --rate, the proxy's NBI\n"
+     "and rate variants) cut -n into N phases, each timed whole\n"
+     "(default 5): JSON gives the phases' spread (phase_*_us),\n"
+     "per-write percentiles are null (no write was timed alone)"},
     {"check", 0, NULL, eb_opt_flag, O(check), 0, 0,
      "verify every byte after every iteration, not only after\n"
      "warm-up and after the timed loop"},
@@ -139,7 +144,8 @@ static const struct eb_opt testing[] = {
     {"corrupt-key", 0, NULL, eb_opt_flag, O(corrupt_key), 0, 0,
      "testing aid: rank 0 writes with wrong remote keys"},
     {"misplace-chunk", 0, "K", eb_opt_lng, O(misplace_chunk), 1, 1e9,
-     "testing aid: chunk K of every write lands where chunk K-1 belongs"},
+     "testing aid: chunk K of every write (--rate --check: write K\n"
+     "of every phase) lands where chunk (write) K-1 belongs"},
     {"stop-rank", 0, "R", eb_opt_num, O(stop_rank), 0, EB_RDV_MAX_RANKS - 1,
      "testing aid: rank R stops itself (SIGSTOP) at the end of its first timed phase, "
      "before the collective that closes it"},
@@ -221,6 +227,7 @@ static void defaults(struct eb_opts *o)
 	o->factor = 2;
 	o->warmup = 5;
 	o->iters = 20;
+	o->phases = 5;
 	o->corrupt_at = -1;
 	o->stop_rank = -1;
 	o->fab.timeout_s = 30.0;

@@ -361,6 +361,7 @@ struct burst {
 	int nfree;
 	long done;
 	int failed; /* a write failed: the engine printed why */
+	long slots; /* write i goes (i % slots) * len into both buffers */
 };
 
 /* A write the engine finished: one that failed, or one eb_progress read (several channels). */
@@ -388,7 +389,18 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 		struct eb_req *r = &b->reqs[b->free[b->nfree - 1]];
 		ssize_t rc;
 
-		if (r->tag == 0) { /* armed at its first post, taken or not */
+		if (b->slots > 1) { /* checked bursts only: the timed one stays as it is */
+			size_t off = (size_t)(*posted % b->slots) * len;
+			/* testing aid: write K lands on write K-1's slot */
+			size_t back = off > 0 && e->misplace_chunk == (size_t)*posted ? len : 0;
+
+			rc = eb_post_write(e, r, chan, peer, (const char *)buf + off, len, desc,
+					   raddr + off - back, rkey, imm);
+			if (rc == EB_AGAIN)
+				return EB_OK;
+			if (rc != EB_OK)
+				return (int)rc;
+		} else if (r->tag == 0) { /* armed at its first post, taken or not */
 			r->tag = 1;
 			rc = eb_post_write(e, r, chan, peer, buf, len, desc, raddr, rkey, imm);
 			if (rc == EB_AGAIN)
@@ -412,8 +424,20 @@ int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size
 		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
 		  uint64_t deadline)
 {
+	return eb_xfer_burst_slots(e, chan, peer, buf, len, desc, raddr, rkey, imm, n, 1, window,
+				   deadline);
+}
+
+int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
+			void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, long slots,
+			int window, uint64_t deadline)
+{
 	struct burst b = {calloc((size_t)window, sizeof(*b.reqs)),
-			  calloc((size_t)window, sizeof(*b.free)), 0, 0, 0};
+			  calloc((size_t)window, sizeof(*b.free)),
+			  0,
+			  0,
+			  0,
+			  slots};
 	struct fi_cq_data_entry ent[RATE_BATCH];
 	long posted = 0;
 	ssize_t k, j;

@@ -41,6 +41,9 @@ struct eb_point {
 	/* PAIRS: pair 0 -> k at k - 1; FANOUT: the one group; ALL: rank r at r */
 	struct eb_stats *groups;
 	int ngroups;
+	/* > 0: the variant timed whole phases; all and groups hold one sample per phase (its
+	 * seconds per iteration), and the means are weighted by the phases' iterations */
+	int phases;
 	uint64_t wrong;
 	struct eb_rec own; /* the benchmark's own figures for this point */
 };

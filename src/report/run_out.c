@@ -195,6 +195,26 @@ static void ratios(struct eb_run *r)
 	}
 }
 
+/* Per-iteration statistics where iterations were timed one by one; for a point timed by the
+ * phase, the spread of its phases (seconds per iteration of each) and null where no single
+ * iteration was measured. Every record has the same keys. */
+static void stats(struct eb_rec *x, const struct eb_stats *s, int phases)
+{
+	static const char *const each[] = {"min_us", "p50_us", "p99_us", "max_us", "stddev_us"};
+	static const char *const phase[] = {"phase_min_us", "phase_p50_us", NULL, "phase_max_us",
+					    "phase_stddev_us"};
+	const double v[] = {s->min, s->p50, s->p99, s->max, s->stddev};
+	int i;
+
+	eb_rec_num(x, "lat_us", s->mean * 1e6);
+	for (i = 0; i < 5; i++)
+		eb_rec_num_or_null(x, each[i], v[i] * 1e6, phases == 0);
+	eb_rec_int(x, "phases", phases);
+	for (i = 0; i < 5; i++)
+		if (phase[i] != NULL)
+			eb_rec_num_or_null(x, phase[i], v[i] * 1e6, phases > 0);
+}
+
 static void group(struct eb_rec *x, const struct eb_point *p, enum eb_flow flow, int g)
 {
 	const struct eb_stats *s = &p->groups[g];
@@ -209,7 +229,7 @@ static void group(struct eb_rec *x, const struct eb_point *p, enum eb_flow flow,
 	else
 		eb_rec_str(y, "peer", "all");
 	eb_rec_num(y, "gbps", s->mean > 0 ? 8.0 * p->bytes / s->mean / 1e9 : 0.0);
-	eb_rec_stats(y, s, "lat_us", "us", 1e6);
+	stats(y, s, p->phases);
 }
 
 static void record(struct eb_rec *x, const struct eb_run *r, const struct eb_point *p)
@@ -228,7 +248,7 @@ static void record(struct eb_rec *x, const struct eb_run *r, const struct eb_poi
 	eb_rec_num(x, "gbps", p->gbps);
 	eb_rec_int(x, "nics_used", v->nics);
 	eb_rec_num_or_null(x, "busbw_pct", p->busbw, p->busbw >= 0);
-	eb_rec_stats(x, &p->all, "lat_us", "us", 1e6);
+	stats(x, &p->all, p->phases);
 	eb_rec_int(x, "samples", (long long)p->all.n);
 	eb_rec_int(x, "wrong", (long long)p->wrong);
 	if (ref != NULL) {

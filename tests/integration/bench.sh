@@ -25,8 +25,14 @@ case " $* " in
 *" --layout "*) want=$variants ;;
 *" --rate "*)
 	want=1
-	python3 -c 'import json,sys; assert all(r["mmsg_per_s"] > 0 for r in json.load(open(sys.argv[1]))["results"])' \
-		"$WORK/out.json" || fail "a --rate record has no message rate"
+	python3 -c 'import json,sys; assert all(r["mmsg_per_s"] > 0 and r["phases"] == 4 for r in json.load(open(sys.argv[1]))["results"])' \
+		"$WORK/out.json" || fail "a --rate record has no message rate, or not the 4 phases asked"
+	# With --check every write of a burst has a slot of its own: one write of every phase
+	# landing on its neighbour's slot is caught (with one slot for all it could not be).
+	"$EFABENCH" "$bench" --np "$np" --provider "$prov" -b 1000 -e 1000 -n 40 -w 2 --timeout 20 \
+		--json "$WORK/bad.json" --misplace-chunk 7 "$@" >"$WORK/bad" 2>&1 &&
+		fail "a misplaced write of a rate burst went unnoticed"
+	grep -q "wrong words received" "$WORK/bad" || fail "no wrong-words line for a misplaced write"
 	;;
 esac
 [ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"

@@ -30,11 +30,23 @@ res = doc["results"]
 assert len(res) == records, f"{len(res)} records, want {records}"
 for r in res:
     for k in ("size", "count", "gbps", "lat_us", "min_us", "p50_us", "p99_us", "max_us", "wrong",
-              "groups", "layout", "flow", "nics_used", "bytes_per_iter"):
+              "groups", "layout", "flow", "nics_used", "bytes_per_iter", "phases", "samples",
+              "phase_min_us", "phase_p50_us", "phase_max_us", "phase_stddev_us"):
         assert k in r, f"missing {k}"
     n = doc["settings"]["ranks"]
     assert r["count"] == r["size"] // 4
-    assert r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["max_us"]
+    each = ("min_us", "p50_us", "p99_us", "max_us", "stddev_us")
+    phase = ("phase_min_us", "phase_p50_us", "phase_max_us", "phase_stddev_us")
+    for x in [r] + r["groups"]:
+        if r["phases"] == 0:  # every iteration timed: its percentiles, no phase figures
+            assert x["min_us"] <= x["p50_us"] <= x["p99_us"] <= x["max_us"], x
+            assert all(x[k] is None for k in phase), x
+        else:  # timed by the phase: the phases' spread, no per-iteration figure
+            assert all(x[k] is None for k in each), x
+            assert x["phase_min_us"] <= x["phase_p50_us"] <= x["phase_max_us"], x
+            assert x["phase_min_us"] * 0.999999 <= x["lat_us"] <= x["phase_max_us"] * 1.000001, x
+    if r["phases"] > 0:
+        assert r["samples"] == r["phases"] * len(r["groups"]), r
     assert r["gbps"] > 0 and r["lat_us"] > 0
     want = {"pairs": n - 1, "fanout": 1, "all-to-all": n}[r["flow"]]
     assert len(r["groups"]) == want, f'{len(r["groups"])} groups for {r["flow"]}'

@@ -31,7 +31,7 @@ run() {
 	[ $rc -eq 0 ] || fail "efabench proxy $* exited $rc"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
 	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
-import json, sys
+import json, re, sys
 d = json.load(open(sys.argv[1]))
 want = sys.argv[2].split(",")
 res = d["results"]
@@ -40,6 +40,14 @@ for r in res:
     assert r["wrong"] == 0 and r["gbps"] > 0, r
     if r["variant"].startswith("Proxy"):
         assert r["ratio"] > 0 and r["ratio_to"] in want, r
+    # NBI and rate variants time whole phases: their spread, never a per-put percentile
+    v = r["variant"]
+    whole = v.endswith("NBI") or v == "CPURate" or re.fullmatch(r"Proxy(\d+[tb]|AllSMs)", v)
+    if whole:
+        assert r["phases"] == min(5, d["settings"]["iters"]) and r["p50_us"] is None, r
+        assert r["phase_min_us"] <= r["phase_p50_us"] <= r["phase_max_us"], r
+    else:
+        assert r["phases"] == 0 and r["p50_us"] is not None and r["phase_p50_us"] is None, r
 PY
 }
 
