@@ -47,8 +47,14 @@ enum eb_poll { EB_POLL_AUTO, EB_POLL_SPIN, EB_POLL_YIELD };
 /* The policy auto picks: spin when local_ranks * threads <= cores, else yield. */
 enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores);
 
-/* The libfabric API version we ask for: the headers we were built with. */
+/* The libfabric API version of the headers we were built with. */
 #define EB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* The API version we ask fi_getinfo for: the headers', raised to 1.20 where the runtime is
+ * 1.20 or later, so that DMA-BUF registration (whose 1.20 ABI mr.c defines where the headers
+ * lack it) works whatever headers built efabench. Of what we hand libfabric, only the memory
+ * registration's attributes differ between the two; mr.c passes them at 1.20's size. */
+uint32_t eb_fabric_api_version(void);
 
 /* Hints that ask for everything above and accept every mr_mode bit we know how to honour;
  * with hmem, also FI_HMEM (only then: it changes what some providers offer for host memory).

@@ -20,9 +20,12 @@ enum eb_greg_state {
 struct eb_gpu_reg {
 	char prov[32];
 	enum eb_greg_state state;
-	int dmabuf;    /* EB_GREG_TRIED: 1 when DMA-BUF registration works, else 0 */
+	/* EB_GREG_TRIED: 1 when DMA-BUF registration works, 0 when it failed, -1 when it could
+	 * not be tried (dmabuf_why says why: a runtime before 1.20, no DMA-BUF export) */
+	int dmabuf;
 	int hmem_cuda; /* EB_GREG_TRIED: 1 when fi_mr_regattr with FI_HMEM_CUDA works */
 	char why[160]; /* one line for every state but a success */
+	char dmabuf_why[96];
 };
 
 /* The one probe of GPU-memory registration: a 64 KiB buffer on `gpu`, a channel on prov's

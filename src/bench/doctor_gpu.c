@@ -134,10 +134,15 @@ static void registration(const struct eb_opts *o, const char *prov, int single_h
 			     "%s", r.why);
 	else
 		eb_check_add(s, "gpu memory", EB_PASS, 0, 0,
-			     "%s registers GPU memory: DMA-BUF %s, FI_HMEM_CUDA %s "
+			     "%s registers GPU memory: DMA-BUF %s%s%s, FI_HMEM_CUDA %s "
 			     "(driver: DMA-BUF %s, GPUDirect RDMA %s)",
-			     prov, r.dmabuf ? "yes" : "no", r.hmem_cuda ? "yes" : "no",
-			     db > 0 ? "yes" : "no", gdr > 0 ? "yes" : "no");
+			     prov,
+			     r.dmabuf > 0   ? "yes"
+			     : r.dmabuf < 0 ? "not tried"
+					    : "no",
+			     r.dmabuf < 0 ? " (" : "", r.dmabuf < 0 ? r.dmabuf_why : "",
+			     r.hmem_cuda ? "yes" : "no", db > 0 ? "yes" : "no",
+			     gdr > 0 ? "yes" : "no");
 }
 
 /* Copy-engine bandwidth from each GPU to every other, against the slower end's NVLink

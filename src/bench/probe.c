@@ -28,7 +28,7 @@ static int try_gpu_reg(const struct eb_opts *o, int gpu)
 	rc = eb_gpu_reg_probe(prov, &o->fab, 1, gpu, &r);
 	if (rc == EB_OK) {
 		eb_dbg("GPU memory registers on %s through %s", prov,
-		       eb_reg_path_name(r.dmabuf ? EB_REG_DMABUF : EB_REG_HMEM_CUDA));
+		       eb_reg_path_name(r.dmabuf > 0 ? EB_REG_DMABUF : EB_REG_HMEM_CUDA));
 		return EB_OK;
 	}
 	if (r.state != EB_GREG_FAILED) /* a failed call has said why */

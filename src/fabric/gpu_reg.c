@@ -66,9 +66,21 @@ static int try_paths(const char *prov, const struct eb_fabric_opts *fo, int sing
 		goto free_nics;
 	}
 	r->state = EB_GREG_TRIED;
-	r->dmabuf = eb_mr_try_gpu(&ch, m, EB_REG_DMABUF) == EB_OK;
+	rc = eb_mr_try_gpu(&ch, m, EB_REG_DMABUF);
+	r->dmabuf = rc == EB_OK ? 1 : rc == EB_ENOTSUP ? -1 : 0;
+	if (r->dmabuf < 0) {
+		eb_versions_get(&v);
+		if (fi_version() < FI_VERSION(1, 20))
+			snprintf(r->dmabuf_why, sizeof(r->dmabuf_why),
+				 "libfabric %u.%u predates DMA-BUF registration (1.20)", v.fi_major,
+				 v.fi_minor);
+		else
+			snprintf(r->dmabuf_why, sizeof(r->dmabuf_why),
+				 "CUDA gives no DMA-BUF handle for this GPU memory");
+	}
 	r->hmem_cuda = eb_mr_try_gpu(&ch, m, EB_REG_HMEM_CUDA) == EB_OK;
-	if (!r->dmabuf && !r->hmem_cuda) {
+	rc = EB_OK;
+	if (r->dmabuf <= 0 && !r->hmem_cuda) {
 		eb_versions_get(&v);
 		snprintf(r->why, sizeof(r->why),
 			 "libfabric %u.%u lists FI_HMEM for %s but registers no GPU memory: built "

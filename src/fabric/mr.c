@@ -6,11 +6,37 @@
 #include <string.h>
 #include <sys/uio.h>
 
-/* FI_MR_DMABUF and struct fi_mr_dmabuf arrived in libfabric 1.20: built against older headers,
- * GPU memory registers by address only. */
-#if FI_VERSION_GE(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), FI_VERSION(1, 20))
-#define EB_HAVE_DMABUF 1
+/* FI_MR_DMABUF and struct fi_mr_dmabuf arrived in libfabric 1.20, whose ABI for them is fixed:
+ * older headers get them here, and a 1.20+ runtime (asked for API 1.20, prov.c) takes them
+ * whatever headers built us. */
+#ifndef FI_MR_DMABUF
+#define FI_MR_DMABUF (1ULL << 40)
+struct fi_mr_dmabuf {
+	int fd;
+	uint64_t offset;
+	size_t len;
+	void *base_addr;
+};
 #endif
+
+/* The DMA-BUF description takes mr_iov's place (a union from 1.20 on). */
+static void set_dmabuf(struct fi_mr_attr *a, const struct fi_mr_dmabuf *db)
+{
+	memcpy(&a->mr_iov, &db, sizeof(db));
+}
+
+/* The attributes as a runtime at API 1.19+ reads them: older headers end before hmem_data;
+ * the zeroed tail stands for it and anything later. */
+struct mr_attr {
+	struct fi_mr_attr a;
+	void *tail[8];
+};
+
+/* Whether DMA-BUF registration can be asked for: the runtime has it and we asked for its API. */
+static int dmabuf_runtime(void)
+{
+	return fi_version() >= FI_VERSION(1, 20) && eb_fabric_api_version() >= FI_VERSION(1, 20);
+}
 
 const char *eb_reg_path_name(enum eb_reg_path p)
 {
@@ -81,27 +107,25 @@ static int reg_gpu(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, 
 		   enum eb_reg_path path, struct eb_mr *mr)
 {
 	struct iovec iov = {(char *)m->ptr + off, len};
-	struct fi_mr_attr attr = {.mr_iov = &iov,
+	struct mr_attr x = {.a = {.mr_iov = &iov,
 				  .iov_count = 1,
 				  .access = access,
 				  .requested_key = pick_key(c),
-				  .iface = FI_HMEM_CUDA};
+				  .iface = FI_HMEM_CUDA}};
 	/* cudaMalloc'd memory is device-only: shm then copies it by CUDA IPC, peer to peer,
 	 * instead of through host bounce buffers (measured: 14 Gbps without the flag). */
 	uint64_t flags = FI_HMEM_DEVICE_ONLY;
-#ifdef EB_HAVE_DMABUF
 	struct fi_mr_dmabuf db = {.fd = m->dmabuf_fd,
 				  .offset = m->dmabuf_off + off,
 				  .len = len,
 				  .base_addr = (char *)m->ptr - m->dmabuf_off};
 
 	if (path == EB_REG_DMABUF) {
-		attr.dmabuf = &db;
+		set_dmabuf(&x.a, &db);
 		flags |= FI_MR_DMABUF;
 	}
-#endif
-	attr.device.cuda = m->gpu;
-	return fi_mr_regattr(c->domain, &attr, flags, &mr->mr);
+	x.a.device.cuda = m->gpu;
+	return fi_mr_regattr(c->domain, &x.a, flags, &mr->mr);
 }
 
 int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
@@ -117,13 +141,11 @@ int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, u
 		       c->nic.prov, c->nic.domain);
 		return EB_ENOTSUP;
 	}
-#ifdef EB_HAVE_DMABUF
-	/* The runtime must know the flag too: headers can be newer than the library. */
-	if (fi_version() >= FI_VERSION(1, 20) && eb_mem_dmabuf(m) == EB_OK) {
+	/* DMA-BUF first where the runtime has it and CUDA exports the buffer. */
+	if (dmabuf_runtime() && eb_mem_dmabuf(m) == EB_OK) {
 		rc = reg_gpu(c, m, off, len, access, EB_REG_DMABUF, mr);
 		mr->path = EB_REG_DMABUF;
 	}
-#endif
 	if (rc != 0) {
 		rc = reg_gpu(c, m, off, len, access, EB_REG_HMEM_CUDA, mr);
 		mr->path = EB_REG_HMEM_CUDA;
@@ -152,14 +174,8 @@ int eb_mr_try_gpu(struct eb_chan *c, struct eb_mem *m, enum eb_reg_path path)
 	struct eb_mr mr = {0};
 	int rc;
 
-#ifdef EB_HAVE_DMABUF
-	if (path == EB_REG_DMABUF &&
-	    (fi_version() < FI_VERSION(1, 20) || eb_mem_dmabuf(m) != EB_OK))
+	if (path == EB_REG_DMABUF && (!dmabuf_runtime() || eb_mem_dmabuf(m) != EB_OK))
 		return EB_ENOTSUP;
-#else
-	if (path == EB_REG_DMABUF)
-		return EB_ENOTSUP;
-#endif
 	if (!(c->caps & FI_HMEM))
 		return EB_ENOTSUP;
 	rc = reg_gpu(c, m, 0, m->len, FI_WRITE | FI_REMOTE_WRITE, path, &mr);

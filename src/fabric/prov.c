@@ -40,6 +40,13 @@ struct fi_info *eb_fabric_hints(const char *prov, int hmem)
 	return h;
 }
 
+uint32_t eb_fabric_api_version(void)
+{
+	uint32_t rt = fi_version(), dmabuf = FI_VERSION(1, 20);
+
+	return EB_FI_VERSION >= dmabuf || rt < dmabuf ? EB_FI_VERSION : dmabuf;
+}
+
 int eb_fabric_usable(const struct fi_info *i)
 {
 	return i->domain_attr != NULL && i->domain_attr->cq_data_size >= EB_MIN_CQ_DATA &&
@@ -54,7 +61,7 @@ int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
 	*list = NULL;
 	if (hints == NULL)
 		return EB_ENOMEM;
-	rc = fi_getinfo(EB_FI_VERSION, NULL, NULL, 0, hints, list);
+	rc = fi_getinfo(eb_fabric_api_version(), NULL, NULL, 0, hints, list);
 	fi_freeinfo(hints);
 	if (rc != 0 && rc != -FI_ENODATA) {
 		eb_err("fi_getinfo(%s): %s", prov ? prov : "any provider", fi_strerror(-rc));

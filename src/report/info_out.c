@@ -108,9 +108,13 @@ static void print_gpus(FILE *f, const struct eb_facts *x)
 		else if (r->state == EB_GREG_FAILED)
 			fprintf(f, "  %-8s FI_HMEM: not tried (%s)\n", r->prov, r->why);
 		else if (r->state == EB_GREG_TRIED)
-			fprintf(f, "  %-8s FI_HMEM: DMA-BUF %s, FI_HMEM_CUDA %s%s\n", r->prov,
-				r->dmabuf ? "yes" : "no", r->hmem_cuda ? "yes" : "no",
-				!r->dmabuf && !r->hmem_cuda
+			fprintf(f, "  %-8s FI_HMEM: DMA-BUF %s%s%s, FI_HMEM_CUDA %s%s\n", r->prov,
+				r->dmabuf > 0	? "yes"
+				: r->dmabuf < 0 ? "not tried"
+						: "no",
+				r->dmabuf < 0 ? ": " : "", r->dmabuf < 0 ? r->dmabuf_why : "",
+				r->hmem_cuda ? "yes" : "no",
+				r->dmabuf <= 0 && !r->hmem_cuda
 				    ? " (this libfabric lacks CUDA support: use --staged)"
 				    : "");
 	}
@@ -211,7 +215,11 @@ static void head_registration(struct eb_rec *h, const struct eb_facts *x)
 			return;
 		eb_rec_str(r, "provider", g->prov);
 		eb_rec_str(r, "state", state[g->state]);
-		bool_or_null(r, "dmabuf", tried ? g->dmabuf : -1);
+		bool_or_null(r, "dmabuf", tried ? g->dmabuf : -1); /* null: not tried */
+		if (tried && g->dmabuf < 0)
+			eb_rec_str(r, "dmabuf_reason", g->dmabuf_why);
+		else
+			eb_rec_null(r, "dmabuf_reason");
 		bool_or_null(r, "hmem_cuda", tried ? g->hmem_cuda : -1);
 		if (g->why[0] != '\0')
 			eb_rec_str(r, "reason", g->why);

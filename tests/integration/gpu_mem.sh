@@ -107,6 +107,22 @@ device)
 	[ -n "${EB_CUDA_LIBFABRIC:-}" ] || skip "set EB_CUDA_LIBFABRIC to a libfabric built with CUDA"
 	run write 3 shm SingleDMA,MultiDMA,RoundRobinDMA --mem device --channels 2 --check
 	grep -q "registration: \(dmabuf\|hmem-cuda\)" "$WORK/out" || fail "no registration path"
+	# DMA-BUF is tried first whatever headers built efabench: on a 1.20+ runtime info says
+	# yes, no or why not, and where it says yes the run registered through it.
+	"$EFABENCH" info --json "$WORK/info.json" >/dev/null ||
+		fail "info --json failed"
+	python3 - "$WORK/info.json" "$WORK/out.json" <<'PY' || fail "DMA-BUF not tried, or not the path the run took"
+import json, sys
+info, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+shm = next(r for r in info["registration"] if r["provider"] == "shm")
+rt = tuple(int(x) for x in info["libfabric"]["runtime"].split(".")[:2])
+assert shm["state"] == "tried", shm
+if rt >= (1, 20):
+    assert shm["dmabuf"] is not None or "DMA-BUF handle" in shm["dmabuf_reason"], shm
+want = "dmabuf" if shm["dmabuf"] else "hmem-cuda"
+assert all(r["registration"] == want for r in run["results"]), (want, run["results"][0])
+print("registration:", want, "runtime", rt)
+PY
 	run alltoall 3 shm SingleDMA,MultiDMA,RoundRobinDMA --mem device --channels 2 --check
 	run sendrecv 2 shm SingleDevice --mem device --check
 	;;

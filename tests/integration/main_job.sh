@@ -35,7 +35,9 @@ provs = [r["provider"] for r in doc["registration"]]
 assert provs == ["efa", "shm", "verbs", "tcp", "sockets"], provs
 for r in doc["registration"]:
     assert r["state"] in ("not tried", "no provider", "no FI_HMEM", "failed", "tried"), r
-    assert (r["dmabuf"] is None) == (r["state"] != "tried"), r
+    assert r["state"] == "tried" or r["dmabuf"] is None, r
+    # tried, yet DMA-BUF null: it could not be tried there, and the reason says why
+    assert (r["dmabuf_reason"] is not None) == (r["state"] == "tried" and r["dmabuf"] is None), r
     assert r["state"] == "tried" and (r["dmabuf"] or r["hmem_cuda"]) or r["reason"], r
 rows = doc["results"]
 keys = [(r["provider"], r["domain"], r["fabric"], r["addr_format"]) for r in rows]
