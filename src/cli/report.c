@@ -66,6 +66,8 @@ static int parse_as_typed(const struct eb_opt *o, const char *arg, void *field, 
 
 #define R(field) EB_AT(struct ropts, field)
 
+static const char *const mems[] = {"host", "pinned", "device", NULL};
+
 static const struct eb_opt report_opts[] = {
     {"output", 'o', "DIR", eb_opt_str, R(out), 0, 0,
      "folder for the tables, JSON, figures and index.md (created where missing)"},
@@ -78,6 +80,10 @@ static const struct eb_opt report_opts[] = {
      "largest size of the sweeps (default " DEFAULT_MAX ")"},
     {"iters", 'n', "N", parse_as_typed, R(iters), 1, 1e9,
      "timed iterations per size (default: each benchmark's own)"},
+    {"mem", 0, "KIND", eb_opt_choice, R(mem), 0, 0,
+     "memory of the benchmarks that take --mem (host, pinned,\n"
+     "device; default each one's own)",
+     mems},
 };
 
 /* argv as one shell line, quoting what the shell would split or expand. */
@@ -154,6 +160,10 @@ static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
 			argv[n++] = (char *)ro->iters;
 		}
 	}
+	if (takes(c, EB_G_MEM) && ro->mem >= 0) {
+		argv[n++] = "--mem";
+		argv[n++] = (char *)mems[ro->mem];
+	}
 	if ((c == &eb_cmd_queue || c == &eb_cmd_proxy) && m->gpus == 0) {
 		argv[n++] = "--producers-on";
 		argv[n++] = "cpu";
@@ -211,7 +221,7 @@ static int choose(char **names, int nnames, const struct machine *m, struct run 
 
 static int report_tool(int argc, char **argv)
 {
-	struct ropts ro = {.np = 2};
+	struct ropts ro = {.np = 2, .mem = -1};
 	struct eb_opt_group g = {"Options of efabench report", report_opts,
 				 (int)(sizeof(report_opts) / sizeof(report_opts[0])), &ro};
 	struct run *runs = calloc(MAX_RUNS, sizeof(*runs));

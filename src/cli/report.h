@@ -10,6 +10,7 @@
 struct ropts {
 	const char *out, *begin, *end, *iters, *provider;
 	int np;
+	int mem; /* index into report.c's mems[]; -1: each benchmark's own */
 };
 
 struct run {

@@ -102,6 +102,9 @@ cases=(
 	"EFABENCH_TESTING=0 proxy --producers-on cpu --bad-put"
 	"EFABENCH_TESTING=0 proxy --producers-on cpu --stall-proxy"
 	"write --misplace-chunk 0"
+	"write --rate --phases 0"
+	"write --rate --phases many"
+	"report -o /tmp/eb-badinput-report --mem gpu"
 )
 # check ENV=... ARGS...: exit 2, one line on stderr, nothing on stdout, no rank, no file left.
 check() {

@@ -10,7 +10,7 @@ python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplo
 	skip "python3-matplotlib is not installed (scripts/install-deps.sh installs it)"
 
 dir=$WORK/report
-timeout 170 "$EFABENCH" report -o "$dir" write sendrecv --provider shm -b 4K -e 16K -n 3 \
+timeout 170 "$EFABENCH" report -o "$dir" write sendrecv --provider shm -b 4K -e 16K -n 3 --mem host \
 	>"$WORK/out" 2>"$WORK/err"
 rc=$?
 cat "$WORK/out"
@@ -21,7 +21,7 @@ idx=$dir/index.md
 
 # The exact command lines, runnable as written.
 for b in write sendrecv; do
-	grep -qF -- "$EFABENCH $b --np 2 --provider shm -b 4K -e 16K -n 3 --json $dir/$b.json" "$idx" ||
+	grep -qF -- "$EFABENCH $b --np 2 --provider shm -b 4K -e 16K -n 3 --mem host --json $dir/$b.json" "$idx" ||
 		fail "index.md lacks the $b command line"
 done
 grep -qF -- "$EFABENCH info --json $dir/info.json" "$idx" || fail "index.md lacks the info command line"
