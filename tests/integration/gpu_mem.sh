@@ -120,7 +120,7 @@ assert shm["state"] == "tried", shm
 if rt >= (1, 20):
     assert shm["dmabuf"] is not None or "DMA-BUF handle" in shm["dmabuf_reason"], shm
 want = "dmabuf" if shm["dmabuf"] else "hmem-cuda"
-assert all(r["registration"] == want for r in run["results"]), (want, run["results"][0])
+assert all(r["settings"]["registration"] == want for r in run["results"]), (want, run["results"][0]["settings"])
 print("registration:", want, "runtime", rt)
 PY
 	run alltoall 3 shm SingleDMA,MultiDMA,RoundRobinDMA --mem device --channels 2 --check
