@@ -6,6 +6,7 @@
 #include "wire.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/proc.h"
 #include "../core/shmseg.h"
 
 #include <errno.h>
@@ -166,24 +167,6 @@ static void unlink_segments(const struct child *c, int np)
 	}
 }
 
-/* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	return p != NULL && p[1] == ' ' ? p[2] : '?';
-}
-
 /* Told of an abort, a rank notices within milliseconds (its waits look at the bootstrap) and
  * exits; one still there after this is spinning inside the provider, where no deadline of
  * ours runs: on shm, every post takes the target's lock, and a rank killed or stopped while
@@ -198,7 +181,7 @@ static void end_stopped(struct child *c, int np)
 	int i;
 
 	for (i = 0; i < np; i++)
-		if (!c[i].exited && proc_state(c[i].pid) == 'T') {
+		if (!c[i].exited && eb_proc_state(c[i].pid) == 'T') {
 			eb_err("rank %d (pid %d) is stopped (a SIGSTOP or SIGTSTP): it stopped "
 			       "answering; killing it",
 			       i, (int)c[i].pid);

@@ -1,0 +1,13 @@
+/* Other processes as /proc and kill(2) see them. */
+#ifndef EB_CORE_PROC_H
+#define EB_CORE_PROC_H
+
+#include <sys/types.h>
+
+/* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
+char eb_proc_state(pid_t pid);
+
+/* 1 when pid has exited (gone, or a zombie not yet reaped), 0 while it may still run. */
+int eb_proc_dead(pid_t pid);
+
+#endif
