@@ -76,6 +76,11 @@ struct eb_run {
 	struct eb_table table;
 };
 
+/* 1 when the point's mean time sits well above its median (mean > EB_SKEW x p50 over at
+ * least 3 iterations timed one by one): a few stalls moved the mean its Gbps comes from. */
+#define EB_SKEW 1.5
+int eb_point_skewed(const struct eb_point *p);
+
 /* The header lines and the table's head; a row per size as it completes; then the ratio table,
  * the footer and the files asked for (EB_OK or EB_ESYS). */
 void eb_run_header(struct eb_run *r);

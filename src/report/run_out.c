@@ -77,6 +77,12 @@ void eb_run_header(struct eb_run *r)
 	eb_table_head(&r->table);
 }
 
+int eb_point_skewed(const struct eb_point *p)
+{
+	return p->phases == 0 && p->all.n >= 3 && p->all.p50 > 0 &&
+	       p->all.mean > EB_SKEW * p->all.p50;
+}
+
 void eb_run_row(struct eb_run *r, int s)
 {
 	const struct eb_point *p = &r->pts[s * r->nvars];
@@ -85,7 +91,8 @@ void eb_run_row(struct eb_run *r, int s)
 
 	eb_table_size(&r->table, p[0].size);
 	for (v = 0; v < r->nvars; v++) {
-		eb_table_cell(&r->table, "%.2f", p[v].gbps);
+		/* "!": stalls moved this mean; the note under the table gives the median's */
+		eb_table_cell(&r->table, eb_point_skewed(&p[v]) ? "%.2f!" : "%.2f", p[v].gbps);
 		if (p[v].busbw >= 0)
 			eb_table_cell(&r->table, "%.1f", p[v].busbw);
 		else
@@ -147,6 +154,31 @@ static void settings(struct eb_rec *x, const struct eb_run *r)
 		}
 	}
 	eb_rec_end(x);
+}
+
+/* Under the table: each "!" cell's mean, median and slowest iteration, and the Gbps the median
+ * gives, so that one stall cannot pass for the link's speed. */
+static void skew_notes(const struct eb_run *r)
+{
+	char size[24];
+	int i, any = 0;
+
+	for (i = 0; i < r->nsizes * r->nvars; i++) {
+		const struct eb_point *p = &r->pts[i];
+
+		if (!eb_point_skewed(p))
+			continue;
+		if (!any++)
+			printf("#\n# ! the mean time a Gbps comes from is over %.1fx the median: a "
+			       "few "
+			       "slow iterations (stalls) moved it\n",
+			       EB_SKEW);
+		printf("# ! %s %s: mean %.2f us, p50 %.2f us, max %.2f us over %zu iterations; the "
+		       "p50 gives %.2f Gbps\n",
+		       r->vars[p->var].name, eb_size_format(p->size, size, sizeof(size)),
+		       p->all.mean * 1e6, p->all.p50 * 1e6, p->all.max * 1e6, p->all.n,
+		       8.0 * p->bytes / p->all.p50 / 1e9);
+	}
 }
 
 /* The point p is compared with, at the same size; NULL when its variant names none. */
@@ -267,6 +299,7 @@ int eb_run_files(struct eb_run *r, uint64_t wrong)
 	struct eb_doc d = {0};
 	int i, rc = EB_OK;
 
+	skew_notes(r);
 	ratios(r);
 	eb_table_footer(wrong);
 	if (r->csv == NULL && r->json == NULL)
