@@ -32,10 +32,6 @@ struct eb_chan {
 	uint64_t next_key; /* for providers without FI_MR_PROV_KEY */
 	char name[EB_ADDR_MAX];
 	size_t namelen;
-	/* shm: each peer's process (0: not ours to judge), whose /dev/shm segment this one
-	 * removes at close once that process has died without removing it (a kill) */
-	int *shm_pids;
-	int npeers;
 };
 
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks);

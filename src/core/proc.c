@@ -1,7 +1,5 @@
 #include "proc.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,16 +18,4 @@ char eb_proc_state(pid_t pid)
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
 	return p != NULL && p[1] == ' ' ? p[2] : '?';
-}
-
-int eb_proc_dead(pid_t pid)
-{
-	char s;
-
-	if (pid <= 0)
-		return 0;
-	if (kill(pid, 0) != 0) /* EPERM: someone else's, alive */
-		return errno == ESRCH;
-	s = eb_proc_state(pid);
-	return s == 'Z' || s == 'X';
 }

@@ -7,7 +7,4 @@
 /* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
 char eb_proc_state(pid_t pid);
 
-/* 1 when pid has exited (gone, or a zombie not yet reaped), 0 while it may still run. */
-int eb_proc_dead(pid_t pid);
-
 #endif

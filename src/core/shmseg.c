@@ -1,26 +1,13 @@
 #include "shmseg.h"
+#include "proc.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-pid_t eb_shmseg_pid(const char *addr, size_t len)
-{
-	static const char prefix[] = "fi_shm://";
-	char buf[96];
-	int pid;
-	unsigned uid;
-
-	if (len >= sizeof(buf) || len < sizeof(prefix))
-		return 0;
-	memcpy(buf, addr, len);
-	buf[len] = '\0';
-	if (strncmp(buf, prefix, sizeof(prefix) - 1) != 0 ||
-	    sscanf(buf + sizeof(prefix) - 1, "%d:%u:", &pid, &uid) != 2 || uid != getuid())
-		return 0;
-	return pid > 0 ? (pid_t)pid : 0;
-}
 
 int eb_shmseg_unlink(pid_t pid)
 {
@@ -38,4 +25,110 @@ int eb_shmseg_unlink(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+/* The watch list, fixed in size so that a signal handler can walk it: an entry is written
+ * before the count that makes it visible. Peers that share a host are few. */
+#define MAX_WATCHED 1024
+static struct {
+	pid_t pid;
+	char path[80];
+} watched[MAX_WATCHED];
+static volatile sig_atomic_t nwatched;
+static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+static struct sigaction old[3];
+static int handling;
+
+/* Decimal digits of v at p, without snprintf (not async-signal-safe); how many. */
+static size_t put_uint(char *p, unsigned long v)
+{
+	char t[24];
+	size_t n = 0, i;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	for (i = 0; i < n; i++)
+		p[i] = t[n - 1 - i];
+	return n;
+}
+
+/* Gone, a zombie, or stopped (SIGSTOP, SIGTSTP), with only async-signal-safe calls. A stopped
+ * peer is what ended the job; its segment stays mapped where it is in use, and nobody will
+ * look it up by name again, while the launcher that ends it will not remove it. */
+static int dead(pid_t pid)
+{
+	char path[48] = "/proc/", buf[512], *p = NULL;
+	size_t k = 6;
+	ssize_t n, i;
+	int fd;
+
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH; /* EPERM: someone else's, alive */
+	k += put_uint(path + k, (unsigned long)pid);
+	memcpy(path + k, "/stat", 6);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (i = 0; i < n; i++)
+		if (buf[i] == ')')
+			p = buf + i;
+	return p != NULL && p + 2 < buf + n && (p[2] == 'Z' || p[2] == 'X' || p[2] == 'T');
+}
+
+static int sweep(void)
+{
+	int i, n = 0, saved = errno;
+
+	for (i = 0; i < nwatched; i++)
+		if (watched[i].pid > 0 && dead(watched[i].pid) && unlink(watched[i].path) == 0)
+			n++;
+	errno = saved;
+	return n;
+}
+
+static void on_signal(int sig)
+{
+	int k;
+
+	sweep();
+	for (k = 0; k < 3; k++) /* then whatever was there (libfabric's, the default) */
+		if (sigs[k] == sig)
+			sigaction(sig, &old[k], NULL);
+	raise(sig);
+}
+
+void eb_shmseg_watch(const char *addr, size_t len)
+{
+	static const char prefix[] = "fi_shm://";
+	struct sigaction sa;
+	char name[64];
+	unsigned uid;
+	int pid, k;
+
+	if (len <= sizeof(prefix) - 1 || len - (sizeof(prefix) - 1) >= sizeof(name) ||
+	    strncmp(addr, prefix, sizeof(prefix) - 1) != 0 || nwatched == MAX_WATCHED)
+		return;
+	memcpy(name, addr + sizeof(prefix) - 1, len - (sizeof(prefix) - 1));
+	name[len - (sizeof(prefix) - 1)] = '\0';
+	if (sscanf(name, "%d:%u:", &pid, &uid) != 2 || uid != getuid() || pid == (int)getpid())
+		return;
+	watched[nwatched].pid = (pid_t)pid;
+	snprintf(watched[nwatched].path, sizeof(watched[0].path), "/dev/shm/%s", name);
+	nwatched = nwatched + 1;
+	if (handling)
+		return;
+	handling = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (k = 0; k < 3; k++)
+		sigaction(sigs[k], &sa, &old[k]);
+}
+
+int eb_shmseg_sweep(void)
+{
+	return sweep();
 }

@@ -1,7 +1,6 @@
 #include "efabench/chan.h"
 #include "efabench/status.h"
 #include "../core/log.h"
-#include "../core/proc.h"
 #include "../core/shmseg.h"
 
 #include <rdma/fi_cm.h>
@@ -122,10 +121,9 @@ int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, 
 {
 	int r, rc;
 
-	if (strcmp(c->nic.prov, "shm") == 0 && (c->shm_pids = calloc((size_t)nranks, sizeof(int))))
-		for (c->npeers = nranks, r = 0; r < nranks; r++)
-			c->shm_pids[r] =
-			    (int)eb_shmseg_pid(names + (size_t)r * EB_ADDR_MAX, lens[r]);
+	/* A peer killed here leaves its segment: watched, its survivors remove it. */
+	for (r = 0; r < nranks && strcmp(c->nic.prov, "shm") == 0; r++)
+		eb_shmseg_watch(names + (size_t)r * EB_ADDR_MAX, lens[r]);
 	/* One insert per rank: address lengths may differ between hosts. */
 	for (r = 0; r < nranks; r++) {
 		rc = fi_av_insert(c->av, names + (size_t)r * EB_ADDR_MAX, 1, &c->peers[r], 0, NULL);
@@ -149,18 +147,13 @@ void eb_chan_close_ep(struct eb_chan *c)
 
 /* A peer killed on this host (under mpirun or the rendezvous, where no launcher of ours
  * reaps it) could not remove its segment: its survivors do, once it is dead. */
-static void sweep_dead_peers(struct eb_chan *c)
+static void sweep_dead_peers(const struct eb_chan *c)
 {
-	int r, n = 0;
+	int n = strcmp(c->nic.prov, "shm") == 0 ? eb_shmseg_sweep() : 0;
 
-	for (r = 0; r < c->npeers; r++)
-		if (c->shm_pids[r] > 0 && c->shm_pids[r] != (int)getpid() &&
-		    eb_proc_dead((pid_t)c->shm_pids[r]))
-			n += eb_shmseg_unlink((pid_t)c->shm_pids[r]);
 	if (n > 0)
 		eb_dbg("removed %d shm segment%s that dead peers left in /dev/shm", n,
 		       n == 1 ? "" : "s");
-	free(c->shm_pids);
 }
 
 void eb_chan_close(struct eb_chan *c)
