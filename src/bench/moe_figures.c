@@ -163,7 +163,9 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 		     (unsigned long long)st->plan.tok_bytes,
 		     (unsigned long long)st->plan.out_bytes);
 	eb_head_fact(h, "provider", "%s, %s memory (registration: %s)", c->e->prov,
-		     eb_mem_kind_name(c->mem), eb_reg_path_name(c->path));
+		     eb_mem_kind_name(c->mem),
+		     c->staged ? "staged through pinned bounce buffers, copied inside each phase"
+			       : eb_reg_path_name(c->path));
 	eb_head_break(h);
 	eb_head_fact(h, "routing", "%s, seed %ld", route, mo->seed);
 	eb_head_fact(h, "tokens received per rank", "min %lld, mean %.1f, max %lld (max/mean %.2f)",
@@ -213,7 +215,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_rec_int(d, "seed", mo->seed);
 	eb_rec_str(d, "provider", c->e->prov);
 	eb_rec_str(d, "mem", eb_mem_kind_name(c->mem));
-	eb_rec_str(d, "registration", eb_reg_path_name(c->path));
+	eb_rec_str(d, "registration", c->staged ? "staged" : eb_reg_path_name(c->path));
 	eb_rec_int(d, "proxy_threads", st->nq);
 	for (s = 0; s < c->nranks; s++)
 		for (t = 0; t < c->nranks; t++) {

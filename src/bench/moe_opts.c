@@ -32,9 +32,9 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		eb_err("moe's sizes come from --tokens and --hidden (not -b/-e)");
 		return EB_EINVAL;
 	}
-	if (o->staged) {
-		eb_err("efabench moe writes registered memory: use --mem pinned or --mem device "
-		       "(--staged is not supported here)");
+	if (o->serial) {
+		eb_err("moe stages a phase's bytes whole, before and after it: --stage-serial does "
+		       "not apply");
 		return EB_EINVAL;
 	}
 	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
@@ -154,7 +154,9 @@ const struct eb_cmd eb_cmd_moe = {
 	"  rank sums its K weighted outputs and checks every token, output and sum.\n"
 	"  Initiators: gpu (kernels pack and push puts to the proxy threads), cpu (threads\n"
 	"  push the same puts), a2av (the same byte matrix as one chunked write per\n"
-	"  destination, posted by the rank: an all-to-all-v).\n"
+	"  destination, posted by the rank: an all-to-all-v). --mem device --staged keeps\n"
+	"  tokens and outputs in GPU memory and moves pinned bounce buffers: a phase copies\n"
+	"  what it sends to them before and what it received from them after, in its time.\n"
 	"  t = a rank's time per iteration: from the barrier (or its previous iteration) until\n"
 	"  its own writes are complete and everything addressed to it has arrived; pair =\n"
 	"  dispatch then combine. p50/p99 = the slowest rank's; fastest = the fastest rank's\n"

@@ -243,8 +243,8 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 
 		if (p == c->rank) {
 			for (; a < b && rc == EB_OK; a++)
-				rc = eb_mem_copy(&st->dst.pay, m->dst[a], &st->src.pay, m->src[a],
-						 m->len[a]);
+				rc = eb_mem_copy(eb_payload_nic(&st->dst), m->dst[a],
+						 eb_payload_nic(&st->src), m->src[a], m->len[a]);
 			continue;
 		}
 		armed = bytes == 0 ? 0
@@ -272,9 +272,33 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 	return eb_xfer_wait_imm(e, st->xs, n, st->waits, nw, EB_DEADLINE_LAZY);
 }
 
+/* --staged: tokens and outputs live in GPU memory and the fabric moves pinned bounce buffers;
+ * a phase copies what this rank sends to them before (tokens and their packed copies, or the
+ * outputs) and what it received from them after (tokens, or outputs), inside its time. */
+static int stage(struct mstate *st, int which, int received)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	uint64_t a, b;
+
+	if (!st->src.staged)
+		return EB_OK;
+	if (!received) {
+		a = which ? pl->out_off : pl->x_off;
+		b = which ? pl->src_len : pl->out_off;
+		return eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
+	}
+	a = which ? pl->back_off : pl->recv_off;
+	b = which ? pl->dst_len : pl->back_off;
+	return eb_mem_copy(&st->dst.pay, a, &st->dst.bounce, a, b - a);
+}
+
 static int step(struct eb_ctx *c, struct mstate *st, int which)
 {
-	return st->init == INIT_A2AV ? a2a_step(c, st, which) : proxied_step(c, st, which);
+	int rc = stage(st, which, 0);
+
+	if (rc == EB_OK)
+		rc = st->init == INIT_A2AV ? a2a_step(c, st, which) : proxied_step(c, st, which);
+	return rc == EB_OK ? stage(st, which, 1) : rc;
 }
 
 int eb_moe_iter(struct eb_ctx *c)

@@ -175,7 +175,7 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 				     .src = eb_payload_at(&st->src, 0),
 				     .dst = eb_payload_at(&st->dst, 0)};
 #ifdef EB_HAVE_CUDA
-	if (c->mem == EB_MEM_DEVICE) {
+	if (c->mem == EB_MEM_DEVICE && !c->staged) { /* staged: producers copy host memory */
 		st->w.copy = eb_mk_copy;
 		st->w.sync = eb_mk_sync;
 	}

@@ -111,7 +111,7 @@ refuse)
 	for args in "--topk 9 --experts 8" "--experts 9 --topk 2" "--tokens 0" "--dtype fp8 --hidden 200" \
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
-		"--mem device --staged" "-e 1M" "--producers 0"; do
+		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?
@@ -171,6 +171,13 @@ gpu)
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
+	# Staged: tokens and outputs in GPU memory, the fabric on pinned bounce buffers (any
+	# libfabric), every byte checked where it ends, in GPU memory.
+	run gpu,cpu,a2av --np 2 --provider shm --mem device --staged --tokens 64 --hidden 1024 -n 5 \
+		--check
+	grep -q "registration: staged" "$WORK/out" || fail "the header does not say staged"
+	run gpu,cpu,a2av --np 2 --provider shm --mem device --staged --preset prefill --tokens 256 \
+		--hidden 1024 --route hot:1,3 -n 3 --check
 	if [ -n "${EB_CUDA_LIBFABRIC:-}" ]; then
 		export LD_LIBRARY_PATH=$EB_CUDA_LIBFABRIC${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 		run gpu,cpu,a2av --np 2 --provider shm --mem device --tokens 128 --hidden 2048 -n 5
