@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fastpath-bench.sh: efabench's small-message figures against the floor (tests/floor: the
-# least a libfabric program can do), run interleaved in one session: for every provider, size
+# least a libfabric program can do), run interleaved in one sitting: for every provider, size
 # and measurement, floor and efabench alternate REPS times (which goes first alternates too).
 # Printed by scripts/fastpath-table.py: each program's median and their ratio; the median of the
 # REPS paired ratios (each run against the other program's run beside it: placement drift on a

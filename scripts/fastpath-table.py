@@ -4,7 +4,7 @@
 The floor-vs-efabench table from the run files scripts/fastpath-bench.sh writes (RUNS=FILE):
 one line per run, "provider measurement size floor|efabench value", a cell's runs in the order
 the two programs alternated, so the i-th floor run pairs with the i-th efabench run. Several
-files pool their runs (sessions on one host: more repetitions than one session holds).
+files pool their runs (sittings on one host: more repetitions than one sitting holds).
 
 Columns: each program's median; their ratio (efabench / floor); the median of the paired ratios
 (each run against the other program's run beside it, so that drift of the host moves both);

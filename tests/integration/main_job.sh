@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue's acceptance run: write across 4 local ranks on shm with a JSON report, plus info
+# The main job's check: write across 4 local ranks on shm with a JSON report, plus info
 # (its text, and its facts as JSON and CSV).
 . "$(dirname "$0")/lib.sh"
 "$EFABENCH" write --np 4 --provider shm -b 64K -e 4M -n 5 -w 1 --json "$WORK/out.json" || fail "write exited $?"
