@@ -129,6 +129,11 @@ const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
 };
 
 /* The header: the shape, the routing and what it makes each rank move. */
+static const char *launcher(const struct eb_ctx *c)
+{
+	return c->boot != NULL ? c->boot->ops->name : "none";
+}
+
 void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 {
 	const struct mopts *mo = mown(c);
@@ -153,10 +158,10 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	}
 	eb_route_name(&mo->spec, route, sizeof(route));
 	eb_head_fact(h, "efabench moe",
-		     "%d ranks, %s: %d tokens per rank, hidden %d, top-%d of %d experts (%d per "
-		     "rank), %s",
-		     c->nranks, mo->preset == MOE_PREFILL ? "prefill" : "decode", mo->tokens,
-		     mo->hidden, mo->topk, mo->experts, rt->per_rank,
+		     "%d ranks (%s launcher), %s: %d tokens per rank, hidden %d, top-%d of %d "
+		     "experts (%d per rank), %s",
+		     c->nranks, launcher(c), mo->preset == MOE_PREFILL ? "prefill" : "decode",
+		     mo->tokens, mo->hidden, mo->topk, mo->experts, rt->per_rank,
 		     mo->dtype == MOE_FP8 ? "fp8" : "bf16");
 	eb_head_break(h);
 	eb_head_fact(h, "bytes", "token %llu (dispatch), expert output %llu (combine, bf16)",
@@ -203,6 +208,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 		     "(per rank, mean); x a2av = p50 / the all-to-all-v's");
 	eb_head_break(h);
 	eb_rec_int(d, "ranks", c->nranks);
+	eb_rec_str(d, "launcher", launcher(c));
 	eb_rec_str(d, "preset", mo->preset == MOE_PREFILL ? "prefill" : "decode");
 	eb_rec_int(d, "tokens", mo->tokens);
 	eb_rec_int(d, "hidden", mo->hidden);
