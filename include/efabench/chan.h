@@ -32,6 +32,7 @@ struct eb_chan {
 	uint64_t next_key; /* for providers without FI_MR_PROV_KEY */
 	char name[EB_ADDR_MAX];
 	size_t namelen;
+	size_t inject_size; /* tx_attr's: writes up to it may go by fi_inject_writedata */
 };
 
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks);

@@ -88,10 +88,14 @@ int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size
 		  uint64_t deadline);
 
 /* The same, write i taking the (i % slots)-th len bytes of buf to raddr + (i % slots) * len:
- * a burst whose every write can be checked afterwards (slots 1: eb_xfer_burst). */
+ * a burst whose every write can be checked afterwards (slots 1: all to the same place). With
+ * EB_BURST_INJECT in flags (buf is memory the CPU reads), writes of at most the channel's
+ * inject_size go by fi_inject_writedata, as raw-libfabric benchmarks send small messages: no
+ * completion comes for them, and the provider's queue, not window, bounds what is in flight. */
+#define EB_BURST_INJECT 1u
 int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
 			void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, long slots,
-			int window, uint64_t deadline);
+			unsigned flags, int window, uint64_t deadline);
 
 /* Drive n transfers to completion and wait for nw immediate-data counts, all together
  * (deadline as eb_xfer_wait's). */

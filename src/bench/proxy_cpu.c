@@ -28,7 +28,7 @@ static int cpu_rate(struct eb_ctx *c, struct pstate *st, long n)
 
 	return eb_xfer_burst_slots(c->e, 0, c->peer, eb_payload_at(&st->src, 0), c->bytes,
 				   eb_region_desc(&st->src.reg, 0), k->addr, k->key, EB_IMM(0, 0),
-				   n, (long)(eb_px_span(c, st) / c->bytes), st->window,
+				   n, (long)(eb_px_span(c, st) / c->bytes), 0, st->window,
 				   eb_engine_deadline(c->e));
 }
 

@@ -47,6 +47,7 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 	c->mr_mode = info->domain_attr->mr_mode;
 	c->caps = info->caps;
 	c->max_msg = info->ep_attr->max_msg_size;
+	c->inject_size = info->tx_attr->inject_size;
 	c->ordered_sends = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0;
 	c->next_key = 1;
 	c->peers = calloc((size_t)nranks, sizeof(*c->peers));

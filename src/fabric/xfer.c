@@ -362,6 +362,7 @@ struct burst {
 	long done;
 	int failed; /* a write failed: the engine printed why */
 	long slots; /* write i goes (i % slots) * len into both buffers */
+	int inject; /* fi_inject_writedata: no completion, the provider bounds what is in flight */
 };
 
 /* A write the engine finished: one that failed, or one eb_progress read (several channels). */
@@ -385,24 +386,34 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 	struct fid_ep *ep = e->chan[chan].ep;
 	fi_addr_t addr = e->chan[chan].peers[peer];
 
-	while (b->nfree > 0 && *posted < n) {
-		struct eb_req *r = &b->reqs[b->free[b->nfree - 1]];
+	while (*posted < n && (b->inject || b->nfree > 0)) {
+		/* checked bursts only (slots > 1): the timed one writes the same place */
+		size_t off = b->slots > 1 ? (size_t)(*posted % b->slots) * len : 0;
+		/* testing aid: write K lands on write K-1's slot */
+		size_t back = off > 0 && e->misplace_chunk == (size_t)*posted ? len : 0;
+		const char *p = (const char *)buf + off;
+		uint64_t ra = raddr + off - back;
+		struct eb_req *r;
 		ssize_t rc;
 
-		if (b->slots > 1) { /* checked bursts only: the timed one stays as it is */
-			size_t off = (size_t)(*posted % b->slots) * len;
-			/* testing aid: write K lands on write K-1's slot */
-			size_t back = off > 0 && e->misplace_chunk == (size_t)*posted ? len : 0;
-
-			rc = eb_post_write(e, r, chan, peer, (const char *)buf + off, len, desc,
-					   raddr + off - back, rkey, imm);
-			if (rc == EB_AGAIN)
+		if (b->inject) { /* taken = done: no completion comes for it */
+			rc = fi_inject_writedata(ep, p, len, imm, addr, ra, rkey);
+			if (rc == -FI_EAGAIN) /* the provider's queue is full: progress first */
 				return EB_OK;
-			if (rc != EB_OK)
-				return (int)rc;
-		} else if (r->tag == 0) { /* armed at its first post, taken or not */
+			if (rc != 0) {
+				eb_err(
+				    "fi_inject_writedata of %zu bytes to rank %d on channel %d: %s",
+				    len, peer, chan, fi_strerror((int)-rc));
+				return EB_EFABRIC;
+			}
+			(*posted)++;
+			b->done++;
+			continue;
+		}
+		r = &b->reqs[b->free[b->nfree - 1]];
+		if (b->slots > 1 || r->tag == 0) { /* armed at its first post, taken or not */
 			r->tag = 1;
-			rc = eb_post_write(e, r, chan, peer, buf, len, desc, raddr, rkey, imm);
+			rc = eb_post_write(e, r, chan, peer, p, len, desc, ra, rkey, imm);
 			if (rc == EB_AGAIN)
 				return EB_OK;
 			if (rc != EB_OK)
@@ -424,20 +435,21 @@ int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size
 		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
 		  uint64_t deadline)
 {
-	return eb_xfer_burst_slots(e, chan, peer, buf, len, desc, raddr, rkey, imm, n, 1, window,
+	return eb_xfer_burst_slots(e, chan, peer, buf, len, desc, raddr, rkey, imm, n, 1, 0, window,
 				   deadline);
 }
 
 int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
 			void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, long slots,
-			int window, uint64_t deadline)
+			unsigned flags, int window, uint64_t deadline)
 {
 	struct burst b = {calloc((size_t)window, sizeof(*b.reqs)),
 			  calloc((size_t)window, sizeof(*b.free)),
 			  0,
 			  0,
 			  0,
-			  slots};
+			  slots,
+			  (flags & EB_BURST_INJECT) && len <= e->chan[chan].inject_size};
 	struct fi_cq_data_entry ent[RATE_BATCH];
 	long posted = 0;
 	ssize_t k, j;

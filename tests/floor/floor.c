@@ -5,7 +5,8 @@
  *   sendrecv S N   ping-pong of fi_send / fi_recv: prints one-way microseconds (rtt / 2)
  *   write S N      fi_writedata of S bytes, the target sees its CQ data and answers with an
  *                  8-byte fi_send: prints microseconds per write + acknowledgement
- *   rate S N W     N writes of S with W in flight, the target counting their CQ data and
+ *   rate S N W     N writes of S with W in flight (within the inject size: injected, the
+ *                  provider bounding those in flight), the target counting their CQ data and
  *                  acknowledging the last: prints messages per second
  * usage: efabench-floor sendrecv|write|rate SIZE ITERS [WINDOW] [--provider P] [--cpu-map L]
  * (--cpu-map as efabench's: rank i on the i-th CPU or range of L) */
@@ -155,9 +156,13 @@ static int burst(struct eb_chan *ch, char *buf, struct eb_mr *mr, const struct e
 	while (done < n || !acked) {
 		ssize_t k;
 
-		while (posted < n && posted - done < w) {
-			ssize_t r = fi_writedata(ch->ep, buf, s, mr->desc, 0, peer, rk->addr,
-						 rk->key, NULL);
+		/* within the inject size no completion comes: the provider bounds the window */
+		while (posted < n && (s <= ch->inject_size || posted - done < w)) {
+			ssize_t r =
+			    s <= ch->inject_size
+				? fi_inject_writedata(ch->ep, buf, s, 0, peer, rk->addr, rk->key)
+				: fi_writedata(ch->ep, buf, s, mr->desc, 0, peer, rk->addr, rk->key,
+					       NULL);
 
 			if (r == -FI_EAGAIN)
 				break;
@@ -167,6 +172,7 @@ static int burst(struct eb_chan *ch, char *buf, struct eb_mr *mr, const struct e
 				return -1;
 			}
 			posted++;
+			done += s <= ch->inject_size;
 		}
 		k = fi_cq_read(ch->cq, e, 16);
 		if (k < 0 && k != -FI_EAGAIN)
