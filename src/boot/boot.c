@@ -3,6 +3,7 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/shmseg.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -84,6 +85,7 @@ void eb_host_name(char *name, size_t len)
 struct host_rec {
 	char name[64];
 	cpu_set_t mask;
+	int64_t pid;
 };
 
 int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_share *out)
@@ -96,6 +98,7 @@ int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_shar
 		return EB_ENOMEM;
 	memset(&mine, 0, sizeof(mine));
 	eb_host_name(mine.name, sizeof(mine.name));
+	mine.pid = (int64_t)getpid();
 	/* An unreadable mask counts as no CPU: the policy then yields, the safe side. */
 	if (sched_getaffinity(0, sizeof(mine.mask), &mine.mask) != 0)
 		CPU_ZERO(&mine.mask);
@@ -109,6 +112,8 @@ int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_shar
 		}
 		out->ranks++;
 		CPU_OR(&here, &here, &all[i].mask);
+		/* a peer here killed later leaves its shm segments: its survivors remove them */
+		eb_shmseg_watch((pid_t)all[i].pid);
 	}
 	out->cpus = CPU_COUNT(&here);
 	free(all);

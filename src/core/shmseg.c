@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,12 +29,12 @@ int eb_shmseg_unlink(pid_t pid)
 }
 
 /* The watch list, fixed in size so that a signal handler can walk it: an entry is written
- * before the count that makes it visible. Peers that share a host are few. */
+ * before the count that makes it visible. Ranks that share a host are few. */
 #define MAX_WATCHED 1024
-static struct {
-	pid_t pid;
-	char path[80];
-} watched[MAX_WATCHED];
+/* Endpoint indices a signal handler tries per dead peer (it cannot list /dev/shm): a process
+ * numbers its shm endpoints from 0, a few per channel and engine. */
+#define MAX_EP 256
+static pid_t watched[MAX_WATCHED];
 static volatile sig_atomic_t nwatched;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static struct sigaction old[3];
@@ -78,45 +79,54 @@ static int dead(pid_t pid)
 	return p != NULL && p + 2 < buf + n && (p[2] == 'Z' || p[2] == 'X' || p[2] == 'T');
 }
 
-static int sweep(void)
+/* Unlink "/dev/shm/<pid>:<uid>:<n>" for n below MAX_EP, async-signal-safe. */
+static void unlink_each(pid_t pid)
 {
-	int i, n = 0, saved = errno;
+	char path[96] = "/dev/shm/";
+	size_t k = 9, at;
+	unsigned n;
 
-	for (i = 0; i < nwatched; i++)
-		if (watched[i].pid > 0 && dead(watched[i].pid) && unlink(watched[i].path) == 0)
-			n++;
-	errno = saved;
-	return n;
+	k += put_uint(path + k, (unsigned long)pid);
+	path[k++] = ':';
+	k += put_uint(path + k, (unsigned long)getuid());
+	path[k++] = ':';
+	at = k;
+	for (n = 0; n < MAX_EP; n++) {
+		path[at + put_uint(path + at, n)] = '\0';
+		unlink(path);
+	}
 }
 
 static void on_signal(int sig)
 {
-	int k;
+	int i, k, saved = errno;
 
-	sweep();
+	for (i = 0; i < nwatched; i++)
+		if (dead(watched[i]))
+			unlink_each(watched[i]);
 	for (k = 0; k < 3; k++) /* then whatever was there (libfabric's, the default) */
 		if (sigs[k] == sig)
 			sigaction(sig, &old[k], NULL);
+	errno = saved;
 	raise(sig);
 }
 
-void eb_shmseg_watch(const char *addr, size_t len)
+static void at_exit(void)
 {
-	static const char prefix[] = "fi_shm://";
-	struct sigaction sa;
-	char name[64];
-	unsigned uid;
-	int pid, k;
+	eb_shmseg_sweep();
+}
 
-	if (len <= sizeof(prefix) - 1 || len - (sizeof(prefix) - 1) >= sizeof(name) ||
-	    strncmp(addr, prefix, sizeof(prefix) - 1) != 0 || nwatched == MAX_WATCHED)
+void eb_shmseg_watch(pid_t pid)
+{
+	struct sigaction sa;
+	int i, k;
+
+	if (pid <= 0 || pid == getpid() || nwatched == MAX_WATCHED)
 		return;
-	memcpy(name, addr + sizeof(prefix) - 1, len - (sizeof(prefix) - 1));
-	name[len - (sizeof(prefix) - 1)] = '\0';
-	if (sscanf(name, "%d:%u:", &pid, &uid) != 2 || uid != getuid() || pid == (int)getpid())
-		return;
-	watched[nwatched].pid = (pid_t)pid;
-	snprintf(watched[nwatched].path, sizeof(watched[0].path), "/dev/shm/%s", name);
+	for (i = 0; i < nwatched; i++)
+		if (watched[i] == pid)
+			return;
+	watched[nwatched] = pid;
 	nwatched = nwatched + 1;
 	if (handling)
 		return;
@@ -126,9 +136,15 @@ void eb_shmseg_watch(const char *addr, size_t len)
 	sigemptyset(&sa.sa_mask);
 	for (k = 0; k < 3; k++)
 		sigaction(sigs[k], &sa, &old[k]);
+	atexit(at_exit); /* a rank that fails before or after its channels exits through here */
 }
 
 int eb_shmseg_sweep(void)
 {
-	return sweep();
+	int i, n = 0;
+
+	for (i = 0; i < nwatched; i++)
+		if (dead(watched[i]))
+			n += eb_shmseg_unlink(watched[i]);
+	return n;
 }

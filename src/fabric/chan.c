@@ -122,9 +122,6 @@ int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, 
 {
 	int r, rc;
 
-	/* A peer killed here leaves its segment: watched, its survivors remove it. */
-	for (r = 0; r < nranks && strcmp(c->nic.prov, "shm") == 0; r++)
-		eb_shmseg_watch(names + (size_t)r * EB_ADDR_MAX, lens[r]);
 	/* One insert per rank: address lengths may differ between hosts. */
 	for (r = 0; r < nranks; r++) {
 		rc = fi_av_insert(c->av, names + (size_t)r * EB_ADDR_MAX, 1, &c->peers[r], 0, NULL);

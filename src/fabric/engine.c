@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How often a wait asks the bootstrap whether a peer was lost. */
@@ -192,12 +193,29 @@ static void finish(struct eb_req *r, int status)
 		r->cb(r);
 }
 
+/* A fabric error is often the first sign of a dead peer (shm fails a transfer with a killed
+ * rank at once): the first time, give the bootstrap a second to see the loss and name the rank
+ * (it prints "lost rank R"), so that the message says who and not only what. */
+static void name_lost_peer(struct eb_engine *e)
+{
+	static int waited;
+	uint64_t until = eb_now_ns() + 1000000000ull;
+	struct timespec ms = {0, 10000000};
+
+	if (waited || e->boot == NULL)
+		return;
+	waited = 1;
+	while (eb_boot_check(e->boot) == EB_OK && eb_now_ns() < until)
+		nanosleep(&ms, NULL);
+}
+
 static int read_error(struct eb_engine *e, struct eb_chan *ch)
 {
 	struct fi_cq_err_entry err;
 	char buf[256];
 	const char *text;
 
+	name_lost_peer(e);
 	memset(&err, 0, sizeof(err));
 	if (fi_cq_readerr(ch->cq, &err, 0) != 1) {
 		eb_err("channel %d (%s): a CQ error was signalled but could not be read", ch->index,
