@@ -223,6 +223,8 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 			close(sv[0]);
 			for (j = 0; j < i; j++)
 				close(hub_fds[j]);
+			free(c); /* the launcher's tables: a rank has no use for them */
+			free(hub_fds);
 			run_rank(i, np, sv[1], parent, fn, arg);
 		}
 		close(sv[1]);
