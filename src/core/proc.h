@@ -1,10 +1,14 @@
-/* Other processes as /proc and kill(2) see them. */
+/* Other processes as /proc and kill(2) see them; async-signal-safe, for signal handlers too. */
 #ifndef EB_CORE_PROC_H
 #define EB_CORE_PROC_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
 char eb_proc_state(pid_t pid);
+
+/* v's decimal digits at p (no terminator), without snprintf; how many. */
+size_t eb_proc_digits(char *p, unsigned long v);
 
 #endif

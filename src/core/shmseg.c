@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,43 +39,17 @@ static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static struct sigaction old[3];
 static int handling;
 
-/* Decimal digits of v at p, without snprintf (not async-signal-safe); how many. */
-static size_t put_uint(char *p, unsigned long v)
-{
-	char t[24];
-	size_t n = 0, i;
-
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10) > 0);
-	for (i = 0; i < n; i++)
-		p[i] = t[n - 1 - i];
-	return n;
-}
-
-/* Gone, a zombie, or stopped (SIGSTOP, SIGTSTP), with only async-signal-safe calls. A stopped
- * peer is what ended the job; its segment stays mapped where it is in use, and nobody will
- * look it up by name again, while the launcher that ends it will not remove it. */
+/* Gone, a zombie, or stopped (SIGSTOP, SIGTSTP), async-signal-safe. A stopped peer is what
+ * ended the job; its segment stays mapped where it is in use, and nobody will look it up by
+ * name again, while the launcher that ends it will not remove it. */
 static int dead(pid_t pid)
 {
-	char path[48] = "/proc/", buf[512], *p = NULL;
-	size_t k = 6;
-	ssize_t n, i;
-	int fd;
+	char s;
 
 	if (kill(pid, 0) != 0)
 		return errno == ESRCH; /* EPERM: someone else's, alive */
-	k += put_uint(path + k, (unsigned long)pid);
-	memcpy(path + k, "/stat", 6);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	for (i = 0; i < n; i++)
-		if (buf[i] == ')')
-			p = buf + i;
-	return p != NULL && p + 2 < buf + n && (p[2] == 'Z' || p[2] == 'X' || p[2] == 'T');
+	s = eb_proc_state(pid);
+	return s == 'Z' || s == 'X' || s == 'T';
 }
 
 /* Unlink "/dev/shm/<pid>:<uid>:<n>" for n below MAX_EP, async-signal-safe. */
@@ -86,13 +59,13 @@ static void unlink_each(pid_t pid)
 	size_t k = 9, at;
 	unsigned n;
 
-	k += put_uint(path + k, (unsigned long)pid);
+	k += eb_proc_digits(path + k, (unsigned long)pid);
 	path[k++] = ':';
-	k += put_uint(path + k, (unsigned long)getuid());
+	k += eb_proc_digits(path + k, (unsigned long)getuid());
 	path[k++] = ':';
 	at = k;
 	for (n = 0; n < MAX_EP; n++) {
-		path[at + put_uint(path + at, n)] = '\0';
+		path[at + eb_proc_digits(path + at, n)] = '\0';
 		unlink(path);
 	}
 }
@@ -111,9 +84,14 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* At exit (a rank that failed, before or after its channels, leaves through here). */
 static void at_exit(void)
 {
-	eb_shmseg_sweep();
+	int i;
+
+	for (i = 0; i < nwatched; i++)
+		if (dead(watched[i]))
+			eb_shmseg_unlink(watched[i]);
 }
 
 void eb_shmseg_watch(pid_t pid)
@@ -136,15 +114,5 @@ void eb_shmseg_watch(pid_t pid)
 	sigemptyset(&sa.sa_mask);
 	for (k = 0; k < 3; k++)
 		sigaction(sigs[k], &sa, &old[k]);
-	atexit(at_exit); /* a rank that fails before or after its channels exits through here */
-}
-
-int eb_shmseg_sweep(void)
-{
-	int i, n = 0;
-
-	for (i = 0; i < nwatched; i++)
-		if (dead(watched[i]))
-			n += eb_shmseg_unlink(watched[i]);
-	return n;
+	atexit(at_exit);
 }

@@ -9,12 +9,9 @@
 int eb_shmseg_unlink(pid_t pid);
 
 /* Peers on this host, watched so that this process removes the shm segments of those that
- * died without removing them (killed) or are stopped: at eb_shmseg_sweep, at exit, and when
- * SIGTERM, SIGINT or SIGHUP ends this process (a launcher ending the job after the kill),
- * before the handler that was there. This process itself is never watched. */
+ * died without removing them (killed) or are stopped: at exit, and when SIGTERM, SIGINT or
+ * SIGHUP ends it (a launcher ending the job after the kill), before the handler that was
+ * there. This process itself is never watched. */
 void eb_shmseg_watch(pid_t pid);
-
-/* Remove the watched segments whose creators are dead or stopped; how many. */
-int eb_shmseg_sweep(void);
 
 #endif

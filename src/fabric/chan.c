@@ -143,17 +143,6 @@ void eb_chan_close_ep(struct eb_chan *c)
 	}
 }
 
-/* A peer killed on this host (under mpirun or the rendezvous, where no launcher of ours
- * reaps it) could not remove its segment: its survivors do, once it is dead. */
-static void sweep_dead_peers(const struct eb_chan *c)
-{
-	int n = strcmp(c->nic.prov, "shm") == 0 ? eb_shmseg_sweep() : 0;
-
-	if (n > 0)
-		eb_dbg("removed %d shm segment%s that dead peers left in /dev/shm", n,
-		       n == 1 ? "" : "s");
-}
-
 void eb_chan_close(struct eb_chan *c)
 {
 	if (c->ep != NULL)
@@ -166,7 +155,6 @@ void eb_chan_close(struct eb_chan *c)
 		fi_close(&c->domain->fid);
 	if (c->fabric != NULL)
 		fi_close(&c->fabric->fid);
-	sweep_dead_peers(c);
 	free(c->peers);
 	memset(c, 0, sizeof(*c));
 }
