@@ -69,6 +69,12 @@ int eb_xfer_stage(struct eb_xfer *x, struct eb_stage *stage, void *dev, int seri
 
 /* Post as many chunks as the window allows without blocking. */
 int eb_xfer_step(struct eb_xfer *x);
+/* The same, EB_AGAIN when the provider refused a post: the channel's queue is full, and
+ * posting more there before progress only costs the provider's locks. */
+int eb_xfer_push(struct eb_xfer *x);
+/* A set of full channels as a mask (channels from 64 on are never marked). */
+int eb_chan_full(uint64_t full, int chan);
+uint64_t eb_chan_mark(uint64_t full, int chan);
 int eb_xfer_done(const struct eb_xfer *x);
 
 /* Drive n transfers to completion together. deadline: absolute, or EB_DEADLINE_LAZY (the

@@ -227,8 +227,10 @@ static size_t misplaced(const struct eb_xfer *x)
 	return x->e->misplace_chunk > 0 && x->posted == x->e->misplace_chunk ? x->chunk : 0;
 }
 
-int eb_xfer_step(struct eb_xfer *x)
+int eb_xfer_push(struct eb_xfer *x)
 {
+	int refused = 0;
+
 	if (x->stage != NULL && x->status == EB_OK) {
 		int rc = stage_step(x);
 
@@ -252,8 +254,10 @@ int eb_xfer_step(struct eb_xfer *x)
 			rc = eb_post_send(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc);
 		else
 			rc = eb_post_recv(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc);
-		if (rc == EB_AGAIN)
-			break; /* the provider's queue is full: progress first */
+		if (rc == EB_AGAIN) {
+			refused = 1; /* the provider's queue is full: progress first */
+			break;
+		}
 		if (rc != EB_OK) {
 			x->status = rc;
 			break;
@@ -262,7 +266,24 @@ int eb_xfer_step(struct eb_xfer *x)
 		x->inflight++;
 		x->posted++;
 	}
-	return x->status;
+	return x->status == EB_OK && refused ? EB_AGAIN : x->status;
+}
+
+int eb_xfer_step(struct eb_xfer *x)
+{
+	int rc = eb_xfer_push(x);
+
+	return rc == EB_AGAIN ? EB_OK : rc;
+}
+
+int eb_chan_full(uint64_t full, int chan)
+{
+	return chan < 64 && (full >> chan & 1u);
+}
+
+uint64_t eb_chan_mark(uint64_t full, int chan)
+{
+	return chan < 64 ? full | (uint64_t)1 << chan : full;
 }
 
 int eb_xfer_done(const struct eb_xfer *x)
@@ -329,11 +350,17 @@ int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const stru
 	if (n == 0 && nw == 1)
 		return wait_count(e, w, deadline);
 	for (;;) {
+		uint64_t full = 0; /* channels whose provider refused a post in this sweep */
+
 		pending = 0;
 		for (i = 0; i < n; i++) {
-			rc = eb_xfer_step(xs[i]);
-			if (rc != EB_OK)
-				return rc; /* already reported where it failed */
+			if (!eb_chan_full(full, xs[i]->chan)) {
+				rc = eb_xfer_push(xs[i]);
+				if (rc == EB_AGAIN)
+					full = eb_chan_mark(full, xs[i]->chan);
+				else if (rc != EB_OK)
+					return rc; /* already reported where it failed */
+			}
 			pending += !eb_xfer_done(xs[i]);
 		}
 		for (i = 0; i < nw; i++)

@@ -237,15 +237,20 @@ static int start_one(struct eb_proxy *p)
 static int post_pending(struct eb_proxy *p)
 {
 	int i, k, rc, keep = 0;
+	uint64_t full = 0; /* a refused channel takes no more posts before progress */
 
 	for (i = 0; i < p->nposting; i++) {
 		int g = p->posting[i], all = 1;
 		struct eb_xfer *xs = &p->x[(size_t)g * (size_t)p->e->nchan];
 
 		for (k = 0; k < p->nx[g]; k++) {
-			rc = eb_xfer_step(&xs[k]);
-			if (rc != EB_OK)
-				return rc;
+			if (!eb_chan_full(full, xs[k].chan)) {
+				rc = eb_xfer_push(&xs[k]);
+				if (rc == EB_AGAIN)
+					full = eb_chan_mark(full, xs[k].chan);
+				else if (rc != EB_OK)
+					return rc;
+			}
 			all &= xs[k].posted == xs[k].nchunks;
 		}
 		if (!all)
