@@ -59,11 +59,15 @@ void eb_host_name(char *name, size_t len);
 /* 1 if every rank reports the same host name (decides shm vs tcp), 0 if not, or < 0. */
 int eb_boot_single_host(struct eb_boot *b, uint64_t deadline);
 
-/* Who shares this host's CPUs, from every rank's host name and affinity mask: ranks = the
- * ranks here, cpus = the CPUs in the union of their masks (ranks bound one per core by a
- * launcher or --cpu-map still have a core each); single = every rank is here. Collective. */
+/* Who shares this host's CPUs, from every rank's host name, running kernel and affinity
+ * mask: ranks = the ranks with this host name, cpus = the CPUs in the union of their masks
+ * (ranks bound one per core by a launcher or --cpu-map still have a core each); single =
+ * every rank has this host name. machine_ranks and machine_cpus count the same for the ranks
+ * on this kernel (its boot id), whatever host name they go by: ranks in network namespaces
+ * of one machine are hosts to the fabric but share its cores. Collective. */
 struct eb_host_share {
 	int single, ranks, cpus;
+	int machine_ranks, machine_cpus;
 };
 int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_share *out);
 

@@ -63,7 +63,7 @@ struct eb_engine {
 	 * default. */
 	size_t misplace_chunk;
 	int yield;	/* give the core up between empty polls (eb_poll_decide) */
-	int host_ranks; /* ranks on this host, when the policy was chosen */
+	int host_ranks; /* ranks on this machine (its kernel), when the policy was chosen */
 	int cores;	/* in the union of their affinity masks (eb_boot_host_share) */
 	int failed;	/* a CQ error or lost peer was reported: later calls fail fast */
 	int abandoned;	/* eb_engine_abandon: the provider's objects are left to the exit */

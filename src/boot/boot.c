@@ -84,28 +84,48 @@ void eb_host_name(char *name, size_t len)
 
 struct host_rec {
 	char name[64];
+	char kernel[64]; /* the boot id, else the host name */
 	cpu_set_t mask;
 	int64_t pid;
 };
 
+/* What identifies the running kernel: containers and network namespaces share its boot id. */
+static void kernel_id(char *out, size_t n, const char *fallback)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	snprintf(out, n, "%s", fallback);
+	if (f == NULL)
+		return;
+	if (fgets(out, (int)n, f) == NULL || out[0] == '\0')
+		snprintf(out, n, "%s", fallback);
+	fclose(f);
+}
+
 int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_share *out)
 {
 	struct host_rec mine, *all = malloc(sizeof(*all) * (size_t)b->size);
-	cpu_set_t here;
+	cpu_set_t here, machine;
 	int i, rc;
 
 	if (all == NULL)
 		return EB_ENOMEM;
 	memset(&mine, 0, sizeof(mine));
 	eb_host_name(mine.name, sizeof(mine.name));
+	kernel_id(mine.kernel, sizeof(mine.kernel), mine.name);
 	mine.pid = (int64_t)getpid();
 	/* An unreadable mask counts as no CPU: the policy then yields, the safe side. */
 	if (sched_getaffinity(0, sizeof(mine.mask), &mine.mask) != 0)
 		CPU_ZERO(&mine.mask);
 	rc = b->ops->allgather(b, &mine, all, sizeof(mine), deadline);
 	CPU_ZERO(&here);
+	CPU_ZERO(&machine);
 	*out = (struct eb_host_share){.single = 1};
 	for (i = 0; rc == EB_OK && i < b->size; i++) {
+		if (strncmp(all[i].kernel, mine.kernel, sizeof(mine.kernel)) == 0) {
+			out->machine_ranks++;
+			CPU_OR(&machine, &machine, &all[i].mask);
+		}
 		if (memcmp(all[i].name, mine.name, sizeof(mine.name)) != 0) {
 			out->single = 0;
 			continue;
@@ -116,6 +136,7 @@ int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_shar
 		eb_shmseg_watch((pid_t)all[i].pid);
 	}
 	out->cpus = CPU_COUNT(&here);
+	out->machine_cpus = CPU_COUNT(&machine);
 	free(all);
 	return rc;
 }

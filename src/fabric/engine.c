@@ -85,10 +85,11 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	rc = eb_boot_host_share(b, eb_engine_deadline(e), &here);
 	if (rc != EB_OK)
 		return rc;
-	e->host_ranks = here.ranks;
-	e->cores = here.cpus;
-	e->yield = eb_poll_decide((enum eb_poll)o->poll, here.ranks,
-				  o->threads > 0 ? o->threads : 1, here.cpus) == EB_POLL_YIELD;
+	/* Spinning threads compete for the machine's cores, whatever host names its ranks use. */
+	e->host_ranks = here.machine_ranks;
+	e->cores = here.machine_cpus;
+	e->yield = eb_poll_decide((enum eb_poll)o->poll, e->host_ranks,
+				  o->threads > 0 ? o->threads : 1, e->cores) == EB_POLL_YIELD;
 	rc = eb_fabric_choose(o, here.single, e->prov, sizeof(e->prov));
 	if (rc != EB_OK)
 		return rc;
