@@ -148,6 +148,7 @@ int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline);
 int eb_req_wait_all(struct eb_engine *e, struct eb_req *r, size_t n, uint64_t deadline);
 int eb_req_test(struct eb_engine *e, struct eb_req *r);
 /* Immediate data from peer on chan so far (wait for counts with eb_xfer_wait_imm). */
+#define EB_CHAN_ANY (-1) /* eb_imm_count: every channel together */
 uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
 
 /* Register buf on every channel and gather every rank's keys: rkeys[rank * nchan + chan].

@@ -38,6 +38,13 @@ int eb_layout_write(enum eb_layout l, struct eb_xfer *xs, int nchan, int src, in
 		    const char *buf, size_t len, size_t chunk, const struct eb_mr *mrs,
 		    const struct eb_rkey *rkeys, uint64_t roff, uint32_t imm);
 
+/* The split layout balanced: one pooled write per channel (eb_xfer_write_pooled), so the
+ * channels take the buffer's chunks as their windows free up and finish together. Returns
+ * nchan; the target counts arrivals over all channels. */
+int eb_layout_write_pooled(struct eb_xfer *xs, struct eb_xfer_pool *pool, int nchan, int dst,
+			   const char *buf, size_t len, size_t chunk, const struct eb_mr *mrs,
+			   const struct eb_rkey *rkeys, uint64_t roff, uint32_t imm);
+
 #ifdef __cplusplus
 }
 #endif

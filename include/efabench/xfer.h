@@ -37,6 +37,15 @@ struct eb_xfer {
 	 * completes, so owners of many transfers need not poll each. */
 	void (*on_done)(struct eb_xfer *x);
 	void *owner;
+	/* Pooled (eb_xfer_write_pooled): the chunks of one buffer that transfers on several
+	 * channels take, each its next one whenever its window has room. NULL otherwise. */
+	struct eb_xfer_pool *pool;
+};
+
+/* Chunks of one buffer shared by the transfers that move it: the next one to post. */
+struct eb_xfer_pool {
+	size_t next, nchunks;
+	int cap; /* chunks in flight per transfer (its window if 0): leave some for the others */
 };
 
 /* chunk > 0, window > 0. Returns EB_OK or EB_ENOMEM (printed). */
@@ -55,6 +64,15 @@ size_t eb_xfer_nchunks(size_t len, size_t chunk);
  * carries imm; chunk i lands at raddr + i * chunk. */
 void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
 		   void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm);
+/* A write that shares its chunks with the other writes armed on the same pool, one per
+ * channel: chunk i of buf lands at raddr + i * chunk whichever channel takes it, so a channel
+ * that drains faster moves more of the buffer. pool->nchunks is set here, pool->next and
+ * pool->cap reset.
+ * Not for staged transfers; on_done is not called. The target counts the chunks over all
+ * channels (EB_CHAN_ANY). */
+void eb_xfer_write_pooled(struct eb_xfer *x, struct eb_xfer_pool *pool, int chan, int peer,
+			  const void *buf, size_t len, size_t chunk, void *desc, uint64_t raddr,
+			  uint64_t rkey, uint32_t imm);
 void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
 		  void *desc);
 void eb_xfer_recv(struct eb_xfer *x, int chan, int peer, void *buf, size_t len, size_t chunk,
@@ -83,7 +101,7 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline);
 
 /* Immediate data a waiter expects: arrivals from peer on chan reaching count. */
 struct eb_imm_wait {
-	int peer, chan;
+	int peer, chan; /* chan EB_CHAN_ANY: the sum over every channel */
 	uint64_t count;
 };
 

@@ -503,7 +503,15 @@ int eb_req_wait(struct eb_engine *e, struct eb_req *r, uint64_t deadline)
 
 uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
 {
-	return e->imm[(size_t)peer * (size_t)e->nchan + (size_t)chan];
+	const uint64_t *row = &e->imm[(size_t)peer * (size_t)e->nchan];
+	uint64_t n = 0;
+	int c;
+
+	if (chan != EB_CHAN_ANY)
+		return row[chan];
+	for (c = 0; c < e->nchan; c++)
+		n += row[c];
+	return n;
 }
 
 int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,

@@ -70,3 +70,20 @@ int eb_layout_write(enum eb_layout l, struct eb_xfer *xs, int nchan, int src, in
 	}
 	return armed;
 }
+
+int eb_layout_write_pooled(struct eb_xfer *xs, struct eb_xfer_pool *pool, int nchan, int dst,
+			   const char *buf, size_t len, size_t chunk, const struct eb_mr *mrs,
+			   const struct eb_rkey *rkeys, uint64_t roff, uint32_t imm)
+{
+	int ch;
+
+	for (ch = 0; ch < nchan; ch++)
+		eb_xfer_write_pooled(&xs[ch], pool, ch, dst, buf, len, chunk, mrs[ch].desc,
+				     rkeys[ch].addr + roff, rkeys[ch].key, imm);
+	/* At most half the chunks go out at once, evenly; the rest to whichever channel frees
+	 * a slot first. Without the cap the first channel's window would take them all. */
+	pool->cap = (int)((pool->nchunks + 2 * (size_t)nchan - 1) / (2 * (size_t)nchan));
+	if (pool->cap > xs[0].window)
+		pool->cap = xs[0].window;
+	return nchan;
+}

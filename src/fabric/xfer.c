@@ -14,13 +14,13 @@ static void chunk_done(struct eb_req *r)
 	struct eb_xfer *x = r->owner;
 
 	x->inflight--;
-	x->completed++;
+	x->completed++; /* pooled: this channel's share, known only at the end */
 	if (x->stage != NULL && x->op == EB_OP_RECV && r->status == EB_OK)
 		x->arrived[r->tag] = 1;
 	if (r->status != EB_OK && x->status == EB_OK)
 		x->status = r->status;
 	x->free_slots[x->nfree++] = (int)(r - x->reqs);
-	if (x->on_done != NULL && x->stage == NULL && x->completed == x->nchunks)
+	if (x->on_done != NULL && x->stage == NULL && x->pool == NULL && x->completed == x->nchunks)
 		x->on_done(x);
 }
 
@@ -106,6 +106,7 @@ static void arm(struct eb_xfer *x, enum eb_op op, int chan, int peer, const void
 	x->inflight = 0;
 	x->status = EB_OK;
 	x->stage = NULL; /* eb_xfer_stage turns it on for this transfer */
+	x->pool = NULL;
 	x->staged = x->copied = 0;
 	/* A finished transfer gave every request back (in any order, which is as good): only a
 	 * failed one needs its stack rebuilt. Re-arming a one-chunk transfer stays O(1). */
@@ -123,6 +124,17 @@ void eb_xfer_write(struct eb_xfer *x, int chan, int peer, const void *buf, size_
 	x->raddr = raddr;
 	x->rkey = rkey;
 	x->imm = imm;
+}
+
+void eb_xfer_write_pooled(struct eb_xfer *x, struct eb_xfer_pool *pool, int chan, int peer,
+			  const void *buf, size_t len, size_t chunk, void *desc, uint64_t raddr,
+			  uint64_t rkey, uint32_t imm)
+{
+	eb_xfer_write(x, chan, peer, buf, len, chunk, desc, raddr, rkey, imm);
+	pool->next = 0;
+	pool->nchunks = x->nchunks;
+	pool->cap = 0;
+	x->pool = pool;
 }
 
 void eb_xfer_send(struct eb_xfer *x, int chan, int peer, const void *buf, size_t len, size_t chunk,
@@ -221,10 +233,21 @@ static size_t postable(const struct eb_xfer *x)
 	return x->copied;
 }
 
-/* The testing aid's shift of the chunk being posted: one chunk back for chunk K. */
-static size_t misplaced(const struct eb_xfer *x)
+/* The testing aid's shift of chunk i: one chunk back for chunk K. */
+static size_t misplaced(const struct eb_xfer *x, size_t i)
 {
-	return x->e->misplace_chunk > 0 && x->posted == x->e->misplace_chunk ? x->chunk : 0;
+	return x->e->misplace_chunk > 0 && i == x->e->misplace_chunk ? x->chunk : 0;
+}
+
+/* The chunk to post next, or 0 when none may go now (*i set otherwise). */
+static int next_chunk(const struct eb_xfer *x, size_t *i)
+{
+	if (x->pool != NULL) {
+		*i = x->pool->next;
+		return *i < x->pool->nchunks && (x->pool->cap == 0 || x->inflight < x->pool->cap);
+	}
+	*i = x->posted;
+	return *i < postable(x);
 }
 
 int eb_xfer_push(struct eb_xfer *x)
@@ -237,19 +260,21 @@ int eb_xfer_push(struct eb_xfer *x)
 		if (rc != EB_OK)
 			x->status = rc;
 	}
-	while (x->status == EB_OK && x->posted < postable(x) && x->nfree > 0) {
-		size_t off = x->posted * x->chunk;
-		size_t n = chunk_len(x, x->posted);
+	size_t i;
+
+	while (x->status == EB_OK && x->nfree > 0 && next_chunk(x, &i)) {
+		size_t off = i * x->chunk;
+		size_t n = chunk_len(x, i);
 		struct eb_req *r = &x->reqs[x->free_slots[x->nfree - 1]];
 		uint32_t imm = x->imm;
 		int rc;
 
-		r->tag = x->posted;
+		r->tag = i;
 		if (x->stage != NULL) /* a staged target learns which chunk landed */
-			imm = (imm & 0xffffu) | (uint32_t)(x->posted & 0xffffu) << 16;
+			imm = (imm & 0xffffu) | (uint32_t)(i & 0xffffu) << 16;
 		if (x->op == EB_OP_WRITE)
 			rc = eb_post_write(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc,
-					   x->raddr + off - misplaced(x), x->rkey, imm);
+					   x->raddr + off - misplaced(x, i), x->rkey, imm);
 		else if (x->op == EB_OP_SEND)
 			rc = eb_post_send(x->e, r, x->chan, x->peer, x->buf + off, n, x->desc);
 		else
@@ -265,6 +290,8 @@ int eb_xfer_push(struct eb_xfer *x)
 		x->nfree--;
 		x->inflight++;
 		x->posted++;
+		if (x->pool != NULL)
+			x->pool->next++;
 	}
 	return x->status == EB_OK && refused ? EB_AGAIN : x->status;
 }
@@ -288,6 +315,8 @@ uint64_t eb_chan_mark(uint64_t full, int chan)
 
 int eb_xfer_done(const struct eb_xfer *x)
 {
+	if (x->pool != NULL) /* its share: what it took once none is left to take */
+		return x->pool->next == x->pool->nchunks && x->completed == x->posted;
 	return x->completed == x->nchunks && (x->stage == NULL || x->copied == x->nchunks);
 }
 
@@ -305,7 +334,8 @@ static void report_timeout(struct eb_engine *e, struct eb_xfer **xs, int n,
 		       xs[i]->op == EB_OP_WRITE	 ? "writes to"
 		       : xs[i]->op == EB_OP_SEND ? "sends to"
 						 : "receives from",
-		       xs[i]->peer, xs[i]->chan, xs[i]->completed, xs[i]->nchunks);
+		       xs[i]->peer, xs[i]->chan, xs[i]->completed,
+		       xs[i]->pool != NULL ? xs[i]->posted : xs[i]->nchunks);
 		return;
 	}
 	for (i = 0; i < nw; i++) {
@@ -313,10 +343,18 @@ static void report_timeout(struct eb_engine *e, struct eb_xfer **xs, int n,
 
 		if (got >= w[i].count)
 			continue;
-		eb_err("timed out after %.1f s waiting for writes from rank %d on channel %d "
-		       "(%llu of %llu chunks arrived)",
-		       e->timeout_s, w[i].peer, w[i].chan, (unsigned long long)got,
-		       (unsigned long long)w[i].count);
+		if (w[i].chan == EB_CHAN_ANY)
+			eb_err(
+			    "timed out after %.1f s waiting for writes from rank %d (%llu of %llu "
+			    "chunks arrived over all channels)",
+			    e->timeout_s, w[i].peer, (unsigned long long)got,
+			    (unsigned long long)w[i].count);
+		else
+			eb_err(
+			    "timed out after %.1f s waiting for writes from rank %d on channel %d "
+			    "(%llu of %llu chunks arrived)",
+			    e->timeout_s, w[i].peer, w[i].chan, (unsigned long long)got,
+			    (unsigned long long)w[i].count);
 		return;
 	}
 }
@@ -329,11 +367,12 @@ static int wait_count(struct eb_engine *e, const struct eb_imm_wait *w, uint64_t
 	int rc = EB_OK;
 
 	while (rc == EB_OK && eb_imm_count(e, w->peer, w->chan) < w->count) {
-		ssize_t k = eb_engine_read(e, w->chan, ent, RATE_BATCH);
+		ssize_t k =
+		    w->chan == EB_CHAN_ANY ? 0 : eb_engine_read(e, w->chan, ent, RATE_BATCH);
 
 		if (k > 0)
 			eb_engine_dispatch(e, w->chan, ent, (size_t)k);
-		else if (k == 0 && e->nchan > 1)
+		else if (k == 0 && (e->nchan > 1 || w->chan == EB_CHAN_ANY))
 			k = eb_progress(e);
 		rc = k < 0 ? (int)k : eb_engine_polled(e, k > 0, &deadline);
 	}
