@@ -4,7 +4,8 @@
 #   testbed.sh up HOSTS RAILS RATE   hosts ${P}h0..: network namespaces; rail r is its own
 #                                    subnet 10.77.r.0/24 and bridge in namespace ${P}sw,
 #                                    joining every host's interface "rail<r>" (10.77.r.<h+1>);
-#                                    tc tbf limits each rail interface to RATE both ways
+#                                    tc tbf limits each rail interface to RATE both ways;
+#                                    TCP inside uses $EB_TESTBED_CC (default reno)
 #   testbed.sh down                  remove every namespace, link and qdisc it made
 #   testbed.sh addr HOST RAIL        print host HOST's address on rail RAIL
 #   testbed.sh nics RAILS            print the --nics list: rail0,rail1,...
@@ -25,6 +26,12 @@ MTU=${EB_TESTBED_MTU:-65000}
 # the smallest that tc-tbf(8) says sustains the rate: 256kb held 2gbit only to ~85 % at
 # iteration boundaries of a 4-rail split. At least two frames.
 TBF=${EB_TESTBED_TBF:-}
+# TCP congestion control inside the hosts, fixed so that the bed does not take the machine's
+# default: with BBR (the default on some GPU hosts) each of a rail's three all-to-all flows is
+# paced at the third of the rail it measured, so the last one to finish leaves two thirds of
+# the rail idle (12-19 ms lost per 64 MiB iteration of Single and Split; Cubic: see
+# docs/measurements.md).
+CC=${EB_TESTBED_CC:-reno}
 
 die() {
 	echo "testbed: $*" >&2
@@ -82,6 +89,8 @@ up() {
 	for h in $(seq 0 $((hosts - 1))); do
 		ip netns add "${P}h$h"
 		ip -n "${P}h$h" link set lo up
+		ip netns exec "${P}h$h" sh -c "echo $CC > /proc/sys/net/ipv4/tcp_congestion_control" ||
+			die "TCP congestion control $CC not available (EB_TESTBED_CC)"
 		for r in $(seq 0 $((rails - 1))); do
 			ip link add "${P}t" netns "${P}h$h" type veth peer name "h${h}r$r" netns "${P}sw"
 			ip -n "${P}h$h" link set "${P}t" name "rail$r"
@@ -153,7 +162,7 @@ link)
 status)
 	need_root
 	for ns in $(hosts_of); do
-		echo "== $ns"
+		echo "== $ns ($(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_congestion_control))"
 		ip -n "$ns" -br addr | grep rail || true
 		tc -n "$ns" -s qdisc | grep -E "qdisc|Sent" || true
 	done
