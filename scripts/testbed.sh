@@ -27,10 +27,11 @@ MTU=${EB_TESTBED_MTU:-65000}
 # iteration boundaries of a 4-rail split. At least two frames.
 TBF=${EB_TESTBED_TBF:-}
 # TCP congestion control inside the hosts, fixed so that the bed does not take the machine's
-# default: with BBR (the default on some GPU hosts) each of a rail's three all-to-all flows is
+# default: with BBR (the default on some hosts) each of a rail's three all-to-all flows is
 # paced at the third of the rail it measured, so the last one to finish leaves two thirds of
-# the rail idle (12-19 ms lost per 64 MiB iteration of Single and Split; Cubic: see
-# docs/measurements.md).
+# the rail idle (12-19 ms lost per 32-64 MiB iteration of Single and Split; reno: see
+# docs/measurements.md). A namespace may set only what tcp_allowed_congestion_control lists,
+# which always holds reno.
 CC=${EB_TESTBED_CC:-reno}
 
 die() {
