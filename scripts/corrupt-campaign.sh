@@ -45,6 +45,8 @@ for fault in flip misplace; do
 				--tokens $((RANDOM % 64 + 16)) --hidden 1024) ;;
 		*) args=("$bench" --np $np --provider shm -b "$size" -e "$size") ;;
 		esac
+		# alltoall's Split draws chunks from one pool over the channels: give it several
+		[ "$bench" = alltoall ] && args+=(--channels $((RANDOM % 3 + 1)))
 		args+=(-n 3 -w 1 --chunk "$chunk" "${aid[@]}")
 		shown=${args[*]}
 		args+=("$@" -q --json "$work/out.json")
