@@ -19,6 +19,18 @@ skip() {
 	exit 77
 }
 
+# Run a command with stdout in $WORK/out and stderr in $WORK/err, show both, and fail unless it
+# exits 0 (what names the command in the message: $1).
+run_ok() { # what cmd...
+	local what=$1 rc
+	shift
+	"$@" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/out"
+	cat "$WORK/err" >&2
+	[ $rc -eq 0 ] || fail "$what exited $rc"
+}
+
 # Every record of a JSON report: valid JSON, the expected record count, #wrong as given.
 check_json() { # file records wrong_expected(0 or "some")
 	# shellcheck disable=SC2016

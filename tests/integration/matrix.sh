@@ -10,12 +10,8 @@ case_=$1
 
 case "$case_" in
 rounds5)
-	timeout 120 "$EFABENCH" matrix --np 5 --provider tcp --channels 2 -s 256K -n 2 --lat-iters 5 \
-		--timeout 20 --json "$WORK/m.json" --csv "$WORK/m.csv" >"$WORK/out" 2>"$WORK/err"
-	rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
-	[ $rc -eq 0 ] || fail "matrix exited $rc"
+	run_ok matrix timeout 120 "$EFABENCH" matrix --np 5 --provider tcp --channels 2 -s 256K -n 2 \
+		--lat-iters 5 --timeout 20 --json "$WORK/m.json" --csv "$WORK/m.csv"
 	python3 - "$WORK/m.json" "$WORK/m.csv" <<'PY' || fail "the schedule did not measure every pair once"
 import csv, json, sys
 d = json.load(open(sys.argv[1]))

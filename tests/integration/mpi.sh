@@ -8,13 +8,9 @@ command -v mpirun.openmpi >/dev/null && MPIRUN=mpirun.openmpi
 command -v $MPIRUN >/dev/null || skip "mpirun not found"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 if [ "$bench" = moe ]; then # its sizes come from the shape; a row per initiator and phase
-	timeout 120 $MPIRUN --oversubscribe -np "$np" "$EFABENCH" moe --provider "$prov" \
+	run_ok mpirun timeout 120 $MPIRUN --oversubscribe -np "$np" "$EFABENCH" moe --provider "$prov" \
 		--initiators cpu,a2av --tokens 64 --hidden 1024 --experts 96 --route hot:1,3 -n 3 \
-		--timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
-	rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
-	[ $rc -eq 0 ] || fail "mpirun exited $rc"
+		--timeout 20 --json "$WORK/out.json"
 	python3 - "$WORK/out.json" "$np" <<'PY' || fail "moe's JSON does not check out"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -24,12 +20,8 @@ PY
 	echo "PASS"
 	exit 0
 fi
-timeout 120 $MPIRUN --oversubscribe -np "$np" "$EFABENCH" "$bench" --provider "$prov" -b 1000 -e 1M -f 32 \
-	-n 5 -w 1 --chunk 64K --window 4 --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
-rc=$?
-cat "$WORK/out"
-cat "$WORK/err" >&2
-[ $rc -eq 0 ] || fail "mpirun exited $rc"
+run_ok mpirun timeout 120 $MPIRUN --oversubscribe -np "$np" "$EFABENCH" "$bench" --provider "$prov" \
+	-b 1000 -e 1M -f 32 -n 5 -w 1 --chunk 64K --window 4 --timeout 20 --json "$WORK/out.json"
 grep -q "(mpi launcher)" "$WORK/out" || fail "the MPI bootstrap was not used"
 nv=1
 [ "$bench" = sendrecv ] || nv=3
