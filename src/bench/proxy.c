@@ -276,7 +276,8 @@ static const struct eb_opt proxy_opts[] = {
 
 static const struct eb_bench proxy_bench = {
     .metric = "t = one put, first push to its completion (blocking: per put; NBI and rate: the "
-	      "phase / puts); CPU: the same writes posted by the host; Gbps = 8*S/t",
+	      "phase / puts); CPU: the same writes posted by the host from the proxy thread's "
+	      "CPU; Gbps = 8*S/t",
     .setup = eb_px_setup,
     .teardown = eb_px_teardown,
     .prepare = eb_px_prepare,

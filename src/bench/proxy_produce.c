@@ -14,8 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- through the proxy ---- */
+
+/* Between two looks at producers or signals: puts are timed on the producers' clock, so
+ * nothing here is latency, and a spinning main thread takes a core (or a vCPU's physical
+ * core) the proxy thread or the peer's may need. */
+static void nap(void)
+{
+	struct timespec t = {0, 20000};
+
+	nanosleep(&t, NULL);
+}
 
 struct cpu_producer {
 	pthread_t th;
@@ -46,7 +57,7 @@ static int wait_cpu(struct eb_ctx *c, struct pstate *st, struct cpu_producer *p,
 		if (left > 0 && rc == EB_OK && (rc = eb_boot_check(c->e->boot)) != EB_OK)
 			eb_proxy_abort(st->proxy);
 		if (left > 0)
-			sched_yield();
+			nap();
 	}
 	return rc;
 }
@@ -63,10 +74,10 @@ static int wait_gpu(struct eb_ctx *c, struct pstate *st, const struct eb_pwork *
 		if (eb_boot_check(c->e->boot) != EB_OK || eb_now_ns() > deadline) {
 			eb_proxy_abort(st->proxy); /* producers give up; the kernel ends */
 			while (eb_pk_done(w, n, t, failed) == 0)
-				sched_yield();
+				nap();
 			return eb_now_ns() > deadline ? EB_ETIMEDOUT : EB_EPEER;
 		}
-		sched_yield();
+		nap();
 	}
 	return rc < 0 ? rc : EB_OK;
 }
@@ -203,7 +214,7 @@ int eb_px_target(struct eb_ctx *c, struct pstate *st, long n)
 			       (double)eb_proxy_idle_ns(st->proxy) * 1e-9);
 			return EB_ETIMEDOUT;
 		}
-		sched_yield();
+		nap();
 	}
 	return EB_OK;
 }

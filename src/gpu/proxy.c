@@ -8,6 +8,7 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/ticks.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -61,8 +62,15 @@ struct eb_proxy {
 	uint64_t *planned, *base; /* [ranks]: chunks written to / counted from each since start */
 	uint64_t completed;
 	_Atomic uint64_t last_move; /* when anything last happened (any thread may read it) */
+	struct {		    /* what the thread did, printed with -v at its end */
+		uint64_t passes, found, cmds, refused, cqe;
+		uint64_t ticks[4]; /* take + start, post, progress, the rest (-v only) */
+		uint64_t t0, ns0, first_ns, last_ns; /* first command taken, last completion */
+		int timed;
+	} stat;
 	pthread_t th;
 	_Atomic int stop;
+	_Atomic int ready; /* the thread is pinned, has its GPU and is about to poll */
 	int running, status;
 };
 
@@ -246,9 +254,10 @@ static int post_pending(struct eb_proxy *p)
 		for (k = 0; k < p->nx[g]; k++) {
 			if (!eb_chan_full(full, xs[k].chan)) {
 				rc = eb_xfer_push(&xs[k]);
-				if (rc == EB_AGAIN)
+				if (rc == EB_AGAIN) {
 					full = eb_chan_mark(full, xs[k].chan);
-				else if (rc != EB_OK)
+					p->stat.refused++;
+				} else if (rc != EB_OK)
 					return rc;
 			}
 			all &= xs[k].posted == xs[k].nchunks;
@@ -284,14 +293,27 @@ static void report_stall(struct eb_proxy *p)
 		    (unsigned long long)p->pend[0].need);
 }
 
+/* Ticks since *t, added to the stage's sum (only with -v: a TSC read costs ~20 ns a pass). */
+static void lap(struct eb_proxy *p, int stage, uint64_t *t)
+{
+	uint64_t now;
+
+	if (!p->stat.timed)
+		return;
+	now = eb_ticks();
+	p->stat.ticks[stage] += now - *t;
+	*t = now;
+}
+
 static int loop(struct eb_proxy *p)
 {
 	struct eb_q_cmd cmd[64];
 	unsigned idle = 0;
 	int i, n, rc, moved;
+	uint64_t t = p->stat.timed ? eb_ticks() : 0;
 
 	p->last_move = eb_now_ns();
-	for (;;) {
+	for (;; p->stat.passes++) {
 		moved = 0;
 		/* Take commands while the ring has room: a full ring holds producers back. */
 		n = p->cap - (p->tail - p->head) < 64 ? (int)(p->cap - (p->tail - p->head)) : 64;
@@ -303,6 +325,10 @@ static int loop(struct eb_proxy *p)
 			s->done = 0;
 			s->group = -1;
 		}
+		if (n > 0 && p->stat.first_ns == 0 && p->stat.timed)
+			p->stat.first_ns = eb_now_ns();
+		p->stat.found += n > 0;
+		p->stat.cmds += (uint64_t)n;
 		moved |= n > 0;
 		while (p->start < p->tail && (rc = start_one(p)) != 0) {
 			if (rc < 0)
@@ -312,15 +338,19 @@ static int loop(struct eb_proxy *p)
 		}
 		while (p->o.stall && p->start > 0)
 			pause(); /* testing aid: the thread never comes back, stop or not */
+		lap(p, 0, &t);
 		rc = post_pending(p);
 		if (rc == EB_OK)
 			rc = post_receives(p);
 		if (rc != EB_OK)
 			return rc;
+		lap(p, 1, &t);
 		p->moved = 0;
 		rc = eb_progress(p->e);
 		if (rc < 0)
 			return rc; /* the engine said what failed */
+		lap(p, 2, &t);
+		p->stat.cqe += (uint64_t)rc;
 		moved |= rc > 0 || p->moved;
 		if (p->status != EB_OK)
 			return p->status;
@@ -330,10 +360,13 @@ static int loop(struct eb_proxy *p)
 		if (p->head != p->completed) {
 			p->completed = p->head;
 			eb_gpuq_complete(&p->q, p->completed);
+			if (p->stat.timed)
+				p->stat.last_ns = eb_now_ns();
 		}
 		if (moved) {
 			p->last_move = eb_now_ns();
 			idle = 0;
+			lap(p, 3, &t);
 			continue;
 		}
 		if (atomic_load_explicit(&p->stop, memory_order_acquire) && p->head == p->tail &&
@@ -346,7 +379,33 @@ static int loop(struct eb_proxy *p)
 		}
 		if (++idle > 64 && p->e->yield)
 			sched_yield(); /* oversubscribed: let the rank we wait for have the core */
+		lap(p, 3, &t);
 	}
+}
+
+/* -v: where the thread's passes went, per command taken. */
+static void say_stats(struct eb_proxy *p)
+{
+	double per = p->stat.cmds ? 1.0 / (double)p->stat.cmds : 0, ns = 0;
+	uint64_t ticks = eb_ticks() - p->stat.t0;
+
+	if (!p->stat.timed)
+		return;
+	if (ticks > 0)
+		ns = (double)(eb_now_ns() - p->stat.ns0) / (double)ticks;
+	eb_dbg("proxy: %llu passes, %llu commands (%.1f per pass that found any), %llu posts "
+	       "refused, %llu completions read; first command %.1f us after start, last "
+	       "completion %.1f us after it; ns per command: take+start %.0f, post %.0f, "
+	       "progress %.0f, rest %.0f",
+	       (unsigned long long)p->stat.passes, (unsigned long long)p->stat.cmds,
+	       p->stat.found ? (double)p->stat.cmds / (double)p->stat.found : 0.0,
+	       (unsigned long long)p->stat.refused, (unsigned long long)p->stat.cqe,
+	       p->stat.first_ns ? (double)(p->stat.first_ns - p->stat.ns0) * 1e-3 : 0.0,
+	       p->stat.first_ns && p->stat.last_ns > p->stat.first_ns
+		   ? (double)(p->stat.last_ns - p->stat.first_ns) * 1e-3
+		   : 0.0,
+	       (double)p->stat.ticks[0] * ns * per, (double)p->stat.ticks[1] * ns * per,
+	       (double)p->stat.ticks[2] * ns * per, (double)p->stat.ticks[3] * ns * per);
 }
 
 /* A proxy that migrates between cores loses its caches and, sharing a core with a spinning
@@ -373,9 +432,15 @@ static void *run(void *arg)
 	struct eb_proxy *p = arg;
 
 	pin(p);
+	memset(&p->stat, 0, sizeof(p->stat));
+	p->stat.timed = eb_log_verbose();
+	p->stat.t0 = eb_ticks();
+	p->stat.ns0 = eb_now_ns();
 	p->status = p->o.cuda_device >= 0 ? eb_mem_use_gpu(p->o.cuda_device) : EB_OK;
+	atomic_store_explicit(&p->ready, 1, memory_order_release);
 	if (p->status == EB_OK)
 		p->status = loop(p);
+	say_stats(p);
 	if (p->status != EB_OK) {
 		/* Producers waiting for room or in a quiet give up at once. */
 		eb_q_flag_error(p->q.host.error, EB_Q_ERR_PROXY);
@@ -391,6 +456,7 @@ void eb_proxy_layout(struct eb_proxy *p, enum eb_layout l)
 
 int eb_proxy_start(struct eb_proxy *p)
 {
+	uint64_t deadline;
 	int r;
 
 	for (r = 0; r < p->e->size; r++) {
@@ -400,12 +466,23 @@ int eb_proxy_start(struct eb_proxy *p)
 	p->status = EB_OK;
 	atomic_store(&p->last_move, eb_now_ns()); /* a target judges idleness before loop runs */
 	atomic_store(&p->stop, 0);
+	atomic_store(&p->ready, 0);
 	if (pthread_create(&p->th, NULL, run, p) != 0) {
 		eb_err("cannot start the proxy thread");
 		return EB_ESYS;
 	}
 	pthread_setname_np(p->th, "efabench-proxy");
 	p->running = 1;
+	/* Producers start their clocks at once: the thread's start-up (moving to its CPU, making
+	 * the GPU current) is no put's time. */
+	deadline = eb_deadline(p->o.timeout_s);
+	while (!atomic_load_explicit(&p->ready, memory_order_acquire)) {
+		if (eb_now_ns() > deadline) {
+			eb_err("proxy: its thread did not start within %.1f s", p->o.timeout_s);
+			return EB_ETIMEDOUT;
+		}
+		sched_yield();
+	}
 	return EB_OK;
 }
 

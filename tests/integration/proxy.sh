@@ -63,7 +63,13 @@ cpu)
 	run CPUWrite,ProxyPut --producers-on cpu --provider shm --mode lat -b 8 -e 4K -f 8 -n 200
 	grep -q "GPU<->CPU floor" "$WORK/out" || fail "latency mode without the floor"
 	run CPURate,Proxy1t,Proxy3t --producers-on cpu --provider shm --mode rate --producers 1,3 \
-		-b 4K -e 4K -n 3000 --check
+		-b 4K -e 4K -n 3000 --check -v
+	# -v: one line per phase of rank 0's proxy; it took each producer's puts and signal
+	# (warm-up: 1 put each; then 5 phases of 600 puts)
+	got=$(sed -n 's/.*rank 0\]: proxy: [0-9]* passes, \([0-9]*\) commands.*/\1/p' "$WORK/err" |
+		tr '\n' ' ')
+	[ "$got" = "2 601 601 601 601 601 6 603 603 603 603 603 " ] ||
+		fail "proxy statistics: commands per phase '$got'"
 	;;
 refuse)
 	for args in "--producers-on cpu --mem device --staged" "--producers-on cpu --mode rate --producers 0" \
