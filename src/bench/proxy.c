@@ -300,7 +300,8 @@ const struct eb_cmd eb_cmd_proxy = {
 	    "  every chunk before it has landed; the target then checks every byte.\n"
 	    "  t = seconds per put on the producer's clock (GPU %globaltimer or host clock);\n"
 	    "  Gbps = 8*S/t; the ratio table divides each proxy variant's Gbps by the CPU\n"
-	    "  write's of the same channels and size; rate mode adds Mmsg/s = 1/t in JSON",
+	    "  write's of the same channels and size (posted from the proxy thread's CPU);\n"
+	    "  rate mode adds Mmsg/s = 1/t in JSON; -v prints what each proxy thread did",
     .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
     EB_CMD_OPTS(proxy_opts, struct popts, proxy_defaults, proxy_finish),
     .bench = &proxy_bench,
