@@ -30,10 +30,9 @@ PY
 }
 
 run() { # efabench-args...: output in $WORK/out, $WORK/err; returns the exit status
-	timeout 120 "$EFABENCH" doctor --timeout 10 "$@" >"$WORK/out" 2>"$WORK/err"
-	local rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
+	local rc
+	run_show timeout 120 "$EFABENCH" doctor --timeout 10 "$@"
+	rc=$?
 	[ $rc -ne 124 ] || fail "doctor hung (killed after 120 s)"
 	return $rc
 }

@@ -34,11 +34,10 @@ fi
 run() {
 	local want=$1
 	shift
-	timeout 600 "$EFABENCH" ipc --timeout 60 "$@" --json "$WORK/out.json" --csv "$WORK/out.csv" \
-		>"$WORK/out" 2>"$WORK/err"
-	local rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
+	local rc
+	run_show timeout 600 "$EFABENCH" ipc --timeout 60 "$@" --json "$WORK/out.json" \
+		--csv "$WORK/out.csv"
+	rc=$?
 	[ $rc -eq "$want" ] || fail "efabench ipc $* exited $rc, want $want"
 }
 

@@ -19,16 +19,22 @@ skip() {
 	exit 77
 }
 
-# Run a command with stdout in $WORK/out and stderr in $WORK/err, show both, and fail unless it
-# exits 0 (what names the command in the message: $1).
-run_ok() { # what cmd...
-	local what=$1 rc
-	shift
+# Run a command with stdout in $WORK/out and stderr in $WORK/err, show both, and return its
+# exit status.
+run_show() { # cmd...
+	local rc
 	"$@" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
 	cat "$WORK/out"
 	cat "$WORK/err" >&2
-	[ $rc -eq 0 ] || fail "$what exited $rc"
+	return $rc
+}
+
+# The same, failing unless it exits 0 (what names the command in the message).
+run_ok() { # what cmd...
+	local what=$1
+	shift
+	run_show "$@" || fail "$what exited $?"
 }
 
 # Every record of a JSON report: valid JSON, the expected record count, #wrong as given.

@@ -19,12 +19,7 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "
 run() {
 	local want=$1
 	shift
-	timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@" \
-		>"$WORK/out" 2>"$WORK/err"
-	local rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
-	[ $rc -eq 0 ] || fail "efabench moe $* exited $rc"
+	run_ok "efabench moe $*" timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
 	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
 import json, sys

@@ -23,12 +23,8 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "
 run() {
 	local want=$1
 	shift
-	timeout 300 "$EFABENCH" proxy --np 2 -w 1 --timeout 30 --json "$WORK/out.json" "$@" \
-		>"$WORK/out" 2>"$WORK/err"
-	local rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
-	[ $rc -eq 0 ] || fail "efabench proxy $* exited $rc"
+	run_ok "efabench proxy $*" timeout 300 "$EFABENCH" proxy --np 2 -w 1 --timeout 30 \
+		--json "$WORK/out.json" "$@"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
 	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
 import json, re, sys

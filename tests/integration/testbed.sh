@@ -37,12 +37,8 @@ trap cleanup EXIT
 nics=rail0,rail1
 [ "$via" = mpich ] && nics=10.77.0.0/24,10.77.1.0/24
 run() { # hosts per-host efabench-args...
-	timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics "$nics" \
-		--link-gbps "${LINK_GBPS:-2}" --timeout 20 --json "$WORK/out.json" >"$WORK/out" 2>"$WORK/err"
-	local rc=$?
-	cat "$WORK/out"
-	cat "$WORK/err" >&2
-	return $rc
+	run_show timeout 120 bash "$SCRIPTS/testbed-run.sh" "$via" "$@" --provider tcp --nics "$nics" \
+		--link-gbps "${LINK_GBPS:-2}" --timeout 20 --json "$WORK/out.json"
 }
 rail_bytes() { # host rail: bytes the host sent on that rail
 	tc -n "${P}h$1" -s qdisc show dev "rail$2" | awk '/Sent/ {print $2; exit}'
