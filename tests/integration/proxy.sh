@@ -66,6 +66,34 @@ cpu)
 		tr '\n' ' ')
 	[ "$got" = "2 601 601 601 601 601 6 603 603 603 603 603 " ] ||
 		fail "proxy statistics: commands per phase '$got'"
+	# tools/ratios over three copies of this run whose ratios are scaled by 1.2, 0.9 and 1
+	# (the middle file): every cell is the run's ratio, then x0.9 and x1.2
+	tools=${EFABENCH_TOOLS:-$(cd "$(dirname "$0")/../../tools" && pwd)}
+	python3 - "$WORK/out.json" "$WORK" <<'PY' || fail "cannot scale the report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, f in (("a", 1.2), ("b", 0.9), ("c", 1.0)):
+    for r in d["results"]:
+        if r.get("ratio") is not None:
+            r["ratio_was"] = r.get("ratio_was", r["ratio"])
+            r["ratio"] = r["ratio_was"] * f
+    json.dump(d, open(f"{sys.argv[2]}/r-{name}.json", "w"))
+PY
+	"$tools/ratios" "$WORK"/r-[abc].json >"$WORK/ratios" || fail "tools/ratios exited $?"
+	cat "$WORK/ratios"
+	python3 - "$WORK/out.json" "$WORK/ratios" <<'PY' || fail "tools/ratios: not the known cells"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {r["variant"]: r["ratio"] for r in d["results"] if r.get("ratio") is not None}
+lines = [l for l in open(sys.argv[2]) if l.startswith("|")]
+head = [c.strip() for c in lines[0].strip("|\n").split("|")]
+row = [c.strip() for c in lines[2].strip("|\n").split("|")]
+assert head[0] == "size" and row[0] == "4K" and len(lines) == 3, lines
+assert sorted(head[1:]) == sorted(want), (head, want)
+for v, cell in zip(head[1:], row[1:]):
+    r = want[v]
+    assert cell == f"{r:.3f} ({r * 0.9:.2f}-{r * 1.2:.2f})", (v, cell, r)
+PY
 	;;
 refuse)
 	for args in "--producers-on cpu --mem device --staged" "--producers-on cpu --mode rate --producers 0" \
