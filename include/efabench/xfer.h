@@ -93,6 +93,10 @@ int eb_xfer_push(struct eb_xfer *x);
 /* A set of full channels as a mask (channels from 64 on are never marked). */
 int eb_chan_full(uint64_t full, int chan);
 uint64_t eb_chan_mark(uint64_t full, int chan);
+/* One transfer of a sweep over several: eb_xfer_push unless a post on its channel was refused
+ * earlier in the sweep (*full, 0 at its start). EB_OK (posted what it could, or skipped),
+ * EB_AGAIN (refused now: the channel is marked in *full) or the failure. */
+int eb_xfer_push_sweep(struct eb_xfer *x, uint64_t *full);
 int eb_xfer_done(const struct eb_xfer *x);
 
 /* Drive n transfers to completion together. deadline: absolute, or EB_DEADLINE_LAZY (the

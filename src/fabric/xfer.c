@@ -313,6 +313,18 @@ uint64_t eb_chan_mark(uint64_t full, int chan)
 	return chan < 64 ? full | (uint64_t)1 << chan : full;
 }
 
+int eb_xfer_push_sweep(struct eb_xfer *x, uint64_t *full)
+{
+	int rc;
+
+	if (eb_chan_full(*full, x->chan))
+		return EB_OK;
+	rc = eb_xfer_push(x);
+	if (rc == EB_AGAIN)
+		*full = eb_chan_mark(*full, x->chan);
+	return rc;
+}
+
 int eb_xfer_done(const struct eb_xfer *x)
 {
 	if (x->pool != NULL) /* its share: what it took once none is left to take */
@@ -393,13 +405,9 @@ int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const stru
 
 		pending = 0;
 		for (i = 0; i < n; i++) {
-			if (!eb_chan_full(full, xs[i]->chan)) {
-				rc = eb_xfer_push(xs[i]);
-				if (rc == EB_AGAIN)
-					full = eb_chan_mark(full, xs[i]->chan);
-				else if (rc != EB_OK)
-					return rc; /* already reported where it failed */
-			}
+			rc = eb_xfer_push_sweep(xs[i], &full);
+			if (rc != EB_OK && rc != EB_AGAIN)
+				return rc; /* already reported where it failed */
 			pending += !eb_xfer_done(xs[i]);
 		}
 		for (i = 0; i < nw; i++)
