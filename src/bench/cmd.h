@@ -41,6 +41,7 @@ struct eb_opts {
 	long factor;
 	long warmup, iters;
 	long phases; /* timed phases of a variant that times whole phases (EB_PHASE_TIMED) */
+	long rounds; /* a size's variants take turns this many times (their timed phases) */
 	int check;
 	uint64_t chunk;	  /* 0: chosen per provider (eb_harness_tune) */
 	long window;	  /* 0: likewise */

@@ -69,6 +69,7 @@ void eb_handover_run(const struct eb_ctx *c, struct eb_handover *sh)
 		r->nics[ch] = e->chan[ch].nic.domain;
 	r->warmup = o->warmup;
 	r->iters = o->iters;
+	r->rounds = o->rounds;
 	r->chunk = c->chunk;
 	r->window = c->window;
 	r->check = o->check;

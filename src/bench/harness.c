@@ -221,45 +221,85 @@ static double point_work(const struct eb_opts *o, uint64_t size)
 	return (double)(o->warmup + o->iters) * ((double)size + 65536.0);
 }
 
-/* Every group of one (size, variant): warm-up, then the timed phase. */
-static int run_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb_run *run,
-		     struct eb_point *res, double *samples, double *pooled)
+/* A (size, variant)'s timed phases: those timed by the phase get --phases (at least
+ * --rounds), the others one per round; phase k runs phase_len(o, n, k) iterations. */
+static long timed_phases(const struct eb_ctx *c)
 {
 	const struct eb_opts *o = c->o;
-	size_t bytes = sizeof(*samples) * (size_t)o->iters;
-	/* a variant timed by the phase: --phases of them, one sample each */
-	long nph = c->var->tag & EB_PHASE_TIMED ? (o->phases < o->iters ? o->phases : o->iters) : 1;
-	long ns = c->var->tag & EB_PHASE_TIMED ? nph : o->iters, k;
+	long n = o->rounds;
+
+	if ((c->var->tag & EB_PHASE_TIMED) && o->phases > n)
+		n = o->phases;
+	return n < o->iters ? n : o->iters;
+}
+
+/* Where phase k's samples start: its index when timed by the phase, else its first
+ * iteration. */
+static long sample_at(const struct eb_ctx *c, long nph, long k)
+{
+	long iters = c->o->iters, rest = iters % nph;
+
+	if (c->var->tag & EB_PHASE_TIMED)
+		return k;
+	return k * (iters / nph) + (k < rest ? k : rest);
+}
+
+/* Round r of one (size, variant) for every group of ranks: the warm-up in round 0, then the
+ * round's share of the timed phases. Samples go to pooled (rank 0, one stride of iters per
+ * group) or to samples (every rank in all-rank flows; scratch for the others). */
+static int run_round(const struct eb_bench *b, struct eb_ctx *c, struct eb_point *res, long r,
+		     double *samples, double *pooled)
+{
+	const struct eb_opts *o = c->o;
+	long nph = timed_phases(c), k;
 	uint64_t wrong;
 	int g, rc;
 
-	res->ngroups = group_count(c->var->flow, c->nranks);
-	res->phases = c->var->tag & EB_PHASE_TIMED ? (int)nph : 0;
+	if (o->rounds > 1 && c->rank == 0)
+		eb_dbg("round %ld of %ld: %s, %zu bytes", r + 1, o->rounds, c->var->name[c->sel],
+		       c->bytes);
+	if (r == 0) {
+		res->ngroups = group_count(c->var->flow, c->nranks);
+		res->phases = c->var->tag & EB_PHASE_TIMED ? (int)nph : 0;
+	}
 	/* In ALL every rank measures: one pass over the group gathers everyone's samples. */
 	for (g = 0; g < (c->var->flow == EB_FLOW_ALL ? 1 : res->ngroups); g++) {
+		double *s = c->var->flow != EB_FLOW_ALL && c->rank == 0
+				? pooled + (size_t)g * (size_t)o->iters
+				: samples;
+
 		set_roles(c, g);
-		rc = phase(b, c, o->warmup, NULL, &wrong);
-		if (rc != EB_OK)
-			return rc;
-		res->wrong += wrong;
-		for (k = 0; k < nph; k++) {
-			rc = phase(b, c, phase_len(o, nph, k), samples + (ns == nph ? k : 0),
-				   &wrong);
+		if (r == 0) {
+			rc = phase(b, c, o->warmup, NULL, &wrong);
 			if (rc != EB_OK)
 				return rc;
 			res->wrong += wrong;
 		}
-		if (c->var->flow == EB_FLOW_ALL)
-			rc = eb_boot_allgather(c->e->boot, samples, pooled, bytes,
-					       eb_engine_deadline(c->e));
-		else if (c->rank == 0)
-			memcpy(pooled + (size_t)g * (size_t)o->iters, samples, bytes);
-		if (rc != EB_OK)
-			return rc;
+		for (k = r * nph / o->rounds; k < (r + 1) * nph / o->rounds; k++) {
+			rc = phase(b, c, phase_len(o, nph, k), s + sample_at(c, nph, k), &wrong);
+			if (rc != EB_OK)
+				return rc;
+			res->wrong += wrong;
+		}
 	}
-	if (c->rank == 0)
-		summarise(b, c, run, res, pooled, ns);
 	return EB_OK;
+}
+
+/* After a (size, variant)'s last round: every rank's samples to all (all-rank flows), then
+ * rank 0's figures. */
+static int finish_point(const struct eb_bench *b, struct eb_ctx *c, const struct eb_run *run,
+			struct eb_point *res, double *samples, double *pooled)
+{
+	long ns = c->var->tag & EB_PHASE_TIMED ? timed_phases(c) : c->o->iters;
+	int rc = EB_OK;
+
+	if (c->var->flow == EB_FLOW_ALL)
+		rc = eb_boot_allgather(c->e->boot, samples, pooled,
+				       sizeof(*samples) * (size_t)c->o->iters,
+				       eb_engine_deadline(c->e));
+	if (rc == EB_OK && c->rank == 0)
+		summarise(b, c, run, res, pooled, ns);
+	return rc;
 }
 
 /* A benchmark that drives the loop itself: its GPU, the engine where it uses the fabric. */
@@ -307,7 +347,10 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 	struct eb_fabric_opts fab;
 	double *samples = NULL, *pooled = NULL;
 	uint64_t wrong_total = 0;
+	/* Taking turns, every variant keeps its samples until its last round. */
+	size_t nbuf, per = (size_t)o->iters;
 	int file_rc = EB_OK, s, v, rc;
+	long r;
 
 	if (boot->size < 2) {
 		if (boot->rank == 0)
@@ -329,8 +372,9 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 	eb_handover_run(&c, &sh);
 	eb_handover_vars(b, &c, &sh);
 	rc = eb_handover_points(run);
-	samples = calloc((size_t)o->iters, sizeof(*samples));
-	pooled = calloc((size_t)o->iters * (size_t)boot->size, sizeof(*pooled));
+	nbuf = o->rounds > 1 ? (size_t)run->nvars : 1;
+	samples = calloc(nbuf * per, sizeof(*samples));
+	pooled = calloc(nbuf * per * (size_t)boot->size, sizeof(*pooled));
 	sh.gpus = calloc((size_t)boot->size, sizeof(*sh.gpus));
 	run->gpus = sh.gpus;
 	if (rc != EB_OK || samples == NULL || pooled == NULL || sh.gpus == NULL) {
@@ -355,20 +399,29 @@ static int sweep(const struct eb_bench *b, const struct eb_opts *o, struct eb_bo
 		prog.total += point_work(o, o->sizes[s]) * run->nvars;
 	for (s = 0; s < o->nsizes; s++) {
 		c.bytes = (size_t)o->sizes[s];
-		for (v = 0; v < run->nvars; v++) {
-			struct eb_point *p = &run->pts[s * run->nvars + v];
-			char step[64], size[16];
+		for (r = 0; r < o->rounds; r++) {
+			for (v = 0; v < run->nvars; v++) {
+				struct eb_point *p = &run->pts[s * run->nvars + v];
+				size_t b0 = nbuf > 1 ? (size_t)v : 0;
+				double *sv = samples + b0 * per;
+				double *pv = pooled + b0 * per * (size_t)boot->size;
+				char step[64], size[16];
 
-			c.var = sh.vars[v];
-			p->size = o->sizes[s];
-			p->var = v;
-			eb_size_format(o->sizes[s], size, sizeof(size));
-			snprintf(step, sizeof(step), "%s %s", c.var->name[c.sel], size);
-			eb_progress_step(&prog, step, point_work(o, o->sizes[s]));
-			rc = run_point(b, &c, run, p, samples, pooled);
-			if (rc != EB_OK)
-				goto teardown;
-			wrong_total += p->wrong;
+				c.var = sh.vars[v];
+				p->size = o->sizes[s];
+				p->var = v;
+				eb_size_format(o->sizes[s], size, sizeof(size));
+				snprintf(step, sizeof(step), "%s %s", c.var->name[c.sel], size);
+				eb_progress_step(&prog, step,
+						 point_work(o, o->sizes[s]) / (double)o->rounds);
+				rc = run_round(b, &c, p, r, sv, pv);
+				if (rc == EB_OK && r == o->rounds - 1)
+					rc = finish_point(b, &c, run, p, sv, pv);
+				if (rc != EB_OK)
+					goto teardown;
+				if (r == o->rounds - 1)
+					wrong_total += p->wrong;
+			}
 		}
 		eb_progress_clear(&prog);
 		if (c.rank == 0)

@@ -53,6 +53,13 @@ static const struct eb_opt sizes[] = {
      "and rate variants) cut -n into N phases, each timed whole\n"
      "(default 5): JSON gives the phases' spread (phase_*_us),\n"
      "per-write percentiles are null (no write was timed alone)"},
+    {"rounds", 0, "R", eb_opt_lng, O(rounds), 1, 1000,
+     "the variants of a size take turns R times, each turn a\n"
+     "share of every variant's timed iterations (at least R\n"
+     "phases for those timed by the phase), so that a host whose\n"
+     "speed drifts during the run moves every variant alike and\n"
+     "the ratios between them hold (default 1: each variant's\n"
+     "iterations in one go)"},
     {"check", 0, NULL, eb_opt_flag, O(check), 0, 0,
      "verify every byte after every iteration, not only after\n"
      "warm-up and after the timed loop"},
@@ -228,6 +235,7 @@ static void defaults(struct eb_opts *o)
 	o->warmup = 5;
 	o->iters = 20;
 	o->phases = 5;
+	o->rounds = 1;
 	o->corrupt_at = -1;
 	o->stop_rank = -1;
 	o->fab.timeout_s = 30.0;
@@ -275,6 +283,18 @@ static int finish_sizes(struct eb_opts *o)
 		eb_err("smallest size is larger than the largest (-b %s > -e %s)",
 		       eb_size_format(o->begin, b, sizeof(b)),
 		       eb_size_format(o->end, e, sizeof(e)));
+		return EB_EINVAL;
+	}
+	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->drive != NULL)) {
+		eb_err(
+		    "--rounds is for the benchmarks on the size sweep (write, sendrecv, alltoall, "
+		    "proxy); %s runs its own schedule",
+		    o->cmd->name);
+		return EB_EINVAL;
+	}
+	if (o->rounds > o->iters) {
+		eb_err("--rounds %ld is more than the %ld timed iterations (-n)", o->rounds,
+		       o->iters);
 		return EB_EINVAL;
 	}
 	o->nsizes = eb_size_sweep(o->begin, o->end, (uint64_t)o->factor, o->sizes, EB_MAX_SIZES);

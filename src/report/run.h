@@ -56,6 +56,7 @@ struct eb_run {
 	int nchan;
 	const char *nics[EB_RUN_CHANS]; /* each channel's NIC */
 	long warmup, iters;
+	long rounds; /* the variants of a size took turns this many times */
 	uint64_t chunk;
 	int window, check;
 	double timeout_s;

@@ -66,6 +66,10 @@ void eb_run_header(struct eb_run *r)
 	       r->check ? "yes" : "no", r->timeout_s, r->yield ? "yield" : "spin",
 	       r->poll_asked ? "asked; " : "auto: ", r->host_ranks, r->host_cores,
 	       r->tsc ? "tsc, scaled to CLOCK_MONOTONIC per phase" : "CLOCK_MONOTONIC");
+	if (r->rounds > 1)
+		printf("# rounds: %ld (the variants of each size took turns, each time with a "
+		       "share of their timed iterations)\n",
+		       r->rounds);
 	mem_line(r);
 	eb_head_print(&r->own);
 	printf("# %s\n", r->metric);
@@ -129,6 +133,7 @@ static void settings(struct eb_rec *x, const struct eb_run *r)
 	eb_rec_int(x, "window", r->window);
 	eb_rec_to(x, EB_TO_CSV);
 	eb_rec_bool(x, "check", r->check);
+	eb_rec_int(x, "rounds", r->rounds);
 	eb_rec_num(x, "timeout_s", r->timeout_s);
 	eb_rec_str(x, "poll", r->yield ? "yield" : "spin");
 	eb_rec_int(x, "host_ranks", r->host_ranks);

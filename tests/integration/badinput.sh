@@ -104,6 +104,9 @@ cases=(
 	"write --misplace-chunk 0"
 	"write --rate --phases 0"
 	"write --rate --phases many"
+	"write --rounds 0"
+	"write --rounds 30 -n 20"
+	"moe --rounds 2"
 	"report -o /tmp/eb-badinput-report --mem gpu"
 )
 # check ENV=... ARGS...: exit 2, one line on stderr, nothing on stdout, no rank, no file left.
