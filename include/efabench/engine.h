@@ -132,6 +132,14 @@ int eb_post_send(struct eb_engine *e, struct eb_req *r, int chan, int peer, cons
 int eb_post_recv(struct eb_engine *e, struct eb_req *r, int chan, int peer, void *buf, size_t len,
 		 void *desc);
 
+/* eb_post_write in two steps, for a loop that arms many writes first and then posts them
+ * back to back (on shm, the time between two posts decides how the sender and the receiver
+ * share the receiver's lock): eb_arm_write fills r, eb_post_armed hands it to the provider
+ * (returns as eb_post_write; after EB_AGAIN r is still armed). */
+void eb_arm_write(struct eb_req *r, int chan, int peer, const void *buf, size_t len, void *desc,
+		  uint64_t raddr, uint64_t rkey, uint32_t imm);
+int eb_post_armed(struct eb_engine *e, struct eb_req *r);
+
 /* rc: what the provider's post of r (armed by an eb_post_*) returned, not 0 or -FI_EAGAIN:
  * reported as eb_post_* report it; returns the negative status. For loops that post r's
  * operation themselves. */

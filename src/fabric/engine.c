@@ -418,13 +418,24 @@ static int issue(struct eb_engine *e, struct eb_req *r)
 	return post_result(e, r, rc);
 }
 
-int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
-		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
+void eb_arm_write(struct eb_req *r, int chan, int peer, const void *buf, size_t len, void *desc,
+		  uint64_t raddr, uint64_t rkey, uint32_t imm)
 {
 	arm(r, EB_OP_WRITE, chan, peer, (void *)buf, len, desc);
 	r->raddr = raddr;
 	r->rkey = rkey;
 	r->imm = imm;
+}
+
+int eb_post_armed(struct eb_engine *e, struct eb_req *r)
+{
+	return issue(e, r);
+}
+
+int eb_post_write(struct eb_engine *e, struct eb_req *r, int chan, int peer, const void *buf,
+		  size_t len, void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm)
+{
+	eb_arm_write(r, chan, peer, buf, len, desc, raddr, rkey, imm);
 	return issue(e, r);
 }
 
