@@ -61,8 +61,9 @@ struct eb_opts {
 	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
 	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
-	int sizes_given, iters_given; /* -b/-e, -n on the command line: a subcommand's finish
-				       * may choose its own defaults where they are not */
+	int sizes_given, iters_given, rounds_given; /* -b/-e, -n, --rounds on the command line:
+						     * a subcommand's finish may choose its own
+						     * defaults where they are not */
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };
