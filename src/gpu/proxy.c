@@ -43,8 +43,7 @@ struct eb_proxy {
 	struct eb_mem words; /* signal words, then the refused-producer word */
 	_Atomic uint64_t *sig;
 	struct slot *ring; /* consumed commands: [head, start) started, [start, tail) not */
-	uint64_t cap, head, start, tail; /* positions since open; slot = position % cap (a power
-					  * of two) */
+	uint64_t cap, head, start, tail; /* positions since open; slot = position & (cap - 1) */
 	struct eb_xfer *x;		 /* [active][nchan] */
 	struct eb_req *one;		 /* [active]: a put of one chunk goes as this one request */
 	int *armed, narmed;		 /* groups whose one request is armed, not yet posted */
@@ -196,17 +195,24 @@ static void one_done(struct eb_req *r)
 	release(p, (int)(r - p->one));
 }
 
-/* The channel of a put that fits one chunk and one channel, or -1 (split across channels,
- * longer than a chunk, or empty: those go through transfers). */
+/* The channel of a put that the layout gives whole to one channel and that fits one chunk,
+ * or -1 (split across channels, longer than a chunk, or empty: those go through transfers). */
 static int one_chan(const struct eb_proxy *p, const struct eb_pcmd *c)
 {
-	int nch = p->e->nchan;
+	int nch = p->e->nchan, ch, one = -1;
+	size_t off, n;
 
 	if (c->bytes == 0 || c->bytes > p->o.chunk)
 		return -1;
-	if (nch == 1 || p->o.layout == EB_LAYOUT_SINGLE)
-		return 0;
-	return p->o.layout == EB_LAYOUT_RR ? (p->e->rank + (int)c->peer) % nch : -1;
+	for (ch = 0; ch < nch; ch++) {
+		if (!eb_layout_slice(p->o.layout, nch, p->e->rank, (int)c->peer, c->bytes, ch, &off,
+				     &n))
+			continue;
+		if (one >= 0 || n != c->bytes)
+			return -1;
+		one = ch;
+	}
+	return one;
 }
 
 /* Post the armed puts of one request back to back, in the order they started; those a full
@@ -283,7 +289,6 @@ static int start_one(struct eb_proxy *p)
 		struct eb_req *r = &p->one[g];
 
 		p->planned[c->peer]++;
-		p->left[g] = 1;
 		eb_arm_write(r, ch, (int)c->peer, p->b.src + c->src_off, c->bytes,
 			     p->b.src_mrs[ch].desc, k->addr + c->dst_off, k->key,
 			     EB_IMM(p->e->rank, 0));
