@@ -5,7 +5,8 @@
 # Environment: FT (a fi_rma_bw built from the fabtests of the libfabric release in use; required),
 # EFABENCH (build/efabench), FLOOR (build/tests/floor/efabench-floor), PROVIDERS ("shm tcp"),
 # SIZES ("8 64 4096"), REPS (5), ITERS (20000), WINDOW (16), RUNS (a file to append every run
-# to, as "provider rate size program value"; default a temporary one).
+# to, as "provider rate size program value"; default a temporary one), PIN ("A,B": the passive
+# side of every program on CPU A, the writer on CPU B; default unpinned).
 # efabench runs one phase (--phases 1), as fi_rma_bw times one loop.
 #
 # MODE=bw compares bandwidth instead (Gbps, SIZES default "256K 512K 1M 2M 4M", ITERS 2000):
@@ -24,6 +25,12 @@ else
 	iters=${ITERS:-20000} sizes=${SIZES:-8 64 4096}
 fi
 bytes() { numfmt --from=iec "$1"; }
+# PIN=A,B: fabtests' server and efabench's rank 1 (the targets) on A, the writers on B.
+pin_target=() pin_writer=() cpu_map=()
+if [ -n "${PIN:-}" ]; then
+	pin_target=(taskset -c "${PIN%,*}") pin_writer=(taskset -c "${PIN#*,}")
+	cpu_map=(--cpu-map "${PIN#*,},${PIN%,*}")
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 runs=${RUNS:-$tmp/runs}
@@ -33,10 +40,10 @@ runs=${RUNS:-$tmp/runs}
 fabtests() { # prov size
 	local n
 	n=$(bytes "$2")
-	timeout 60 "$ft" -E -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" >"$tmp/srv" 2>&1 &
+	timeout 60 "${pin_target[@]}" "$ft" -E -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" >"$tmp/srv" 2>&1 &
 	local s=$!
 	sleep 0.3
-	timeout 60 "$ft" -E -B 9229 -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" 127.0.0.1 \
+	timeout 60 "${pin_writer[@]}" "$ft" -E -B 9229 -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" 127.0.0.1 \
 		>"$tmp/cli" 2>&1
 	wait $s
 	# the last column is Mxfers/sec, the fifth MB/sec (10^6 bytes)
@@ -49,16 +56,16 @@ field() { # json key
 }
 efabench() { # prov size
 	"$bin" write --rate --phases 1 --np 2 --provider "$1" -b "$2" -e "$2" -n "$iters" -w 100 \
-		--window "$window" -q --json "$tmp/o.json" >/dev/null
+		--window "$window" "${cpu_map[@]}" -q --json "$tmp/o.json" >/dev/null
 	field "$([ "$mode" = bw ] && echo gbps || echo mmsg_per_s)"
 }
 write_chunk() { # prov size chunk: plain write, one acknowledged write per iteration
 	"$bin" write --np 2 --provider "$1" --layout single -b "$2" -e "$2" -n "$((iters / 4))" \
-		-w 20 --chunk "$3" --window "$window" -q --json "$tmp/o.json" >/dev/null
+		-w 20 --chunk "$3" --window "$window" "${cpu_map[@]}" -q --json "$tmp/o.json" >/dev/null
 	field gbps
 }
 floor() { # prov size
-	"$floor" rate "$2" "$iters" "$window" --provider "$1" | awk '{ print $1 / 1e6 }'
+	"$floor" rate "$2" "$iters" "$window" --provider "$1" "${cpu_map[@]}" | awk '{ print $1 / 1e6 }'
 }
 for _ in $(seq "$reps"); do
 	for prov in ${PROVIDERS:-shm tcp}; do
