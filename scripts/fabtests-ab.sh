@@ -40,11 +40,12 @@ runs=${RUNS:-$tmp/runs}
 fabtests() { # prov size
 	local n
 	n=$(bytes "$2")
-	timeout 60 "${pin_target[@]}" "$ft" -E -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" >"$tmp/srv" 2>&1 &
+	timeout 60 "${pin_target[@]}" "$ft" -E -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" \
+		>"$tmp/srv" 2>&1 &
 	local s=$!
 	sleep 0.3
-	timeout 60 "${pin_writer[@]}" "$ft" -E -B 9229 -p "$1" -o writedata -W "$window" -I "$iters" -S "$n" 127.0.0.1 \
-		>"$tmp/cli" 2>&1
+	timeout 60 "${pin_writer[@]}" "$ft" -E -B 9229 -p "$1" -o writedata -W "$window" -I "$iters" \
+		-S "$n" 127.0.0.1 >"$tmp/cli" 2>&1
 	wait $s
 	# the last column is Mxfers/sec, the fifth MB/sec (10^6 bytes)
 	awk -v bw="$([ "$mode" = bw ] && echo 1)" \
