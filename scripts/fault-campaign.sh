@@ -56,6 +56,7 @@ start_job() {
 	local np=$1 r p
 	shift
 	: >"$work/pids"
+	touch "$work/start" # shm segments older than the job are not its ranks'
 	case $launch in
 	local)
 		"$bin" "$@" --np "$np" >"$work/out" 2>"$work/err" &
@@ -218,7 +219,8 @@ trial() { # name signal np args...
 			verdict="rank pid $p left running"
 			kill -9 "$p"
 		fi
-		if [ "$verdict" = ok ] && ls /dev/shm | grep -q "^$p:"; then
+		if [ "$verdict" = ok ] &&
+			[ -n "$(find /dev/shm -maxdepth 1 -name "$p:*" -newer "$work/start" 2>/dev/null)" ]; then
 			verdict="rank pid $p left a /dev/shm segment"
 		fi
 	done

@@ -46,7 +46,8 @@ else
 	done
 fi
 # The launcher removes the shared-memory segment the killed rank could not.
-ls /dev/shm | grep -q "^$pid:" && fail "rank $victim (pid $pid) left /dev/shm/$(ls /dev/shm | grep "^$pid:")"
+left=$(shm_left "$pid")
+[ -z "$left" ] || fail "rank $victim (pid $pid) left /dev/shm/$left"
 # No rank may outlive the job.
 pgrep -f "efabench write --np 3 --provider $prov -b 256K" >/dev/null && fail "a rank survived"
 echo "PASS: all ranks exited in ${took} s, rc=$rc"

@@ -4,10 +4,18 @@ set -u
 EFABENCH=${EFABENCH:?set EFABENCH to the efabench binary}
 WORK=$(mktemp -d /tmp/efabench-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+touch "$WORK/.start"
 # The sockets provider's progress thread sleeps between polls unless told not to.
 export FI_SOCKETS_PE_WAITTIME=0
 # The testing aids (--corrupt-at, --misplace-chunk, ...) also need this; tests use them on purpose.
 export EFABENCH_TESTING=1
+
+# libfabric shm's segments in /dev/shm named by process PID ("<pid>:<uid>:<n>") and made since
+# this test began, space-separated: an older one is a leftover of an earlier process that had
+# the same pid, not this test's.
+shm_left() { # pid
+	find /dev/shm -maxdepth 1 -name "$1:*" -newer "$WORK/.start" -printf '%f ' 2>/dev/null
+}
 
 fail() {
 	echo "FAIL: $*" >&2
