@@ -8,6 +8,7 @@
 #include "efabench/status.h"
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/shmseg.h"
 #include "../core/ticks.h"
 
 #include <pthread.h>
@@ -566,8 +567,9 @@ int eb_proxy_stop(struct eb_proxy *p)
 	/* The thread ends once its work is done or stalls for timeout_s. It cannot end while a
 	 * provider call never returns: shm spins for the lock of a peer's region, and a peer
 	 * stopped while holding it holds the call for ever. Nothing can free that thread or the
-	 * endpoint under it, so the rank ends at once (SIGKILL: the launcher then removes its
-	 * shared memory and tells the others), after saying why. */
+	 * endpoint under it, so the rank ends at once (SIGKILL: the launcher tells the others),
+	 * after saying why and removing the names of its shm segments, which no launcher of
+	 * ours removes under the rendezvous or mpirun (peers keep what they have mapped). */
 	clock_gettime(CLOCK_REALTIME, &by);
 	by.tv_sec += (time_t)p->o.timeout_s + 1;
 	if (pthread_timedjoin_np(p->th, NULL, &by) != 0) {
@@ -575,6 +577,7 @@ int eb_proxy_stop(struct eb_proxy *p)
 		       "(a peer stopped while holding a shared-memory lock?); ending this rank",
 		       p->o.timeout_s + 1);
 		fflush(NULL);
+		eb_shmseg_unlink(getpid());
 		kill(getpid(), SIGKILL);
 	}
 	p->running = 0;

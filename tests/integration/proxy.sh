@@ -189,6 +189,12 @@ stall)
 			--ranks 2 >"$WORK/out$r" 2>"$WORK/err$r" &
 		pids[r]=$!
 	done
+	for r in 0 1; do # each rank's own pid (timeout's child): its shm segments are named by it
+		for _ in $(seq 50); do
+			rank_pid[r]=$(pgrep -P "${pids[r]}") && break
+			sleep 0.05
+		done
+	done
 	for r in 0 1; do
 		wait "${pids[r]}"
 		rcs[r]=$?
@@ -201,6 +207,12 @@ stall)
 	done
 	grep -q "rank 0\]: error: proxy: its thread did not return within $((timeout + 1)) s" \
 		"$WORK/err0" || fail "rank 0 did not say its proxy thread was stuck"
+	# No launcher of ours is there to remove the stuck rank's shm segment: it removes it.
+	for r in 0 1; do
+		p=${rank_pid[r]:-}
+		[ -n "$p" ] || fail "rank $r's pid was never seen"
+		[ -z "$(shm_left "$p")" ] || fail "rank $r (pid $p) left /dev/shm/$(shm_left "$p")"
+	done
 	echo "both ranks ended in $took s (rank 0: status ${rcs[0]}, rank 1: ${rcs[1]})"
 	;;
 gpu)
