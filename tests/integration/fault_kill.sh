@@ -18,6 +18,7 @@ for _ in $(seq 100); do
 done
 [ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
 sleep 0.5
+[ "$(ranks_alive "$WORK/err" | wc -l)" -eq 3 ] || fail "not 3 live ranks before the fault"
 start=$(date +%s.%N)
 kill -"$sig" "$pid"
 # The launcher reaps every rank; bound the whole job by the deadline + 5 s.
@@ -49,5 +50,6 @@ fi
 left=$(shm_left "$pid")
 [ -z "$left" ] || fail "rank $victim (pid $pid) left /dev/shm/$left"
 # No rank may outlive the job.
-pgrep -f "efabench write --np 3 --provider $prov -b 256K" >/dev/null && fail "a rank survived"
+alive=$(ranks_alive "$WORK/err")
+[ -z "$alive" ] || fail "rank pid(s) $alive outlived the job"
 echo "PASS: all ranks exited in ${took} s, rc=$rc"
