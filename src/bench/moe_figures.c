@@ -35,9 +35,9 @@ static void totals_of(const struct mstate *st, int nranks, struct totals *tt)
 }
 
 /* Writes a rank posts to other ranks per dispatch (or combine: the same pairs, the other way),
- * mean over ranks: an item each, or with `per` > 0 one per nonempty share of `per`
- * (producers packing, or the baseline's one per destination). */
-static double writes_of(const struct mstate *st, int nranks, int per)
+ * mean over ranks: an item each, or with `per` > 0 the shares of `per` (producers packing,
+ * or the baseline's one per destination) in writes of `piece` items at most. */
+static double writes_of(const struct mstate *st, int nranks, int per, int64_t piece)
 {
 	double sum = 0;
 	int s, d, p;
@@ -51,8 +51,11 @@ static double writes_of(const struct mstate *st, int nranks, int per)
 				continue;
 			if (per == 0)
 				sum += (double)n;
-			for (p = 0; per > 0 && p < per; p++)
-				sum += n * (p + 1) / per > n * p / per;
+			for (p = 0; per > 0 && p < per; p++) {
+				int64_t m = n * (p + 1) / per - n * p / per;
+
+				sum += m > 0 ? (double)((m - 1) / piece + 1) : 0.0;
+			}
 		}
 	return sum / nranks;
 }
@@ -93,11 +96,17 @@ void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *a
 	eb_rec_num(r, "wire_GBps", slow50 > 0 ? wire / slow50 / 1e9 : 0.0);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? slow50 / base[ph] : 0, base[ph] > 0);
-	writes = writes_of(st, c->nranks,
-			   st->init == INIT_A2AV	    ? 1
-			   : mown(c)->preset == MOE_PREFILL ? st->producers
-							    : 0) *
-		 (ph == PH_PAIR ? 2 : 1);
+	if (st->init == INIT_A2AV)
+		writes = writes_of(st, c->nranks, 1, INT64_MAX) * (ph == PH_PAIR ? 2 : 1);
+	else if (mown(c)->preset != MOE_PREFILL)
+		writes = writes_of(st, c->nranks, 0, 1) * (ph == PH_PAIR ? 2 : 1);
+	else
+		writes = (ph != PH_COMBINE
+			      ? writes_of(st, c->nranks, st->producers, eb_moe_piece(c, st, 0))
+			      : 0) +
+			 (ph != PH_DISPATCH
+			      ? writes_of(st, c->nranks, st->producers, eb_moe_piece(c, st, 1))
+			      : 0);
 	eb_rec_num(r, "writes", writes);
 	eb_rec_num(r, "mwrites_per_s", slow50 > 0 ? writes / slow50 / 1e6 : 0.0);
 	eb_rec_int(r, "producers", st->init == INIT_A2AV ? 0 : st->producers);
@@ -179,7 +188,8 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_head_break(h);
 	eb_head_fact(h, "writes per rank",
 		     mo->preset == MOE_PREFILL
-			 ? "packed: one per (producer, destination) of its share of the tokens"
+			 ? "packed: a producer's share of the tokens for a destination, a chunk's "
+			   "worth per write"
 			 : "one per (token, destination rank) in dispatch, per (token, home rank) "
 			   "in combine: %.1f each on average",
 		     (double)writes / c->nranks);
@@ -223,6 +233,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_rec_str(d, "mem", eb_mem_kind_name(c->mem));
 	eb_rec_str(d, "registration", c->staged ? "staged" : eb_reg_path_name(c->path));
 	eb_rec_int(d, "proxy_threads", st->nq);
+	eb_rec_int(d, "chunk", (long long)c->chunk);
 	for (s = 0; s < c->nranks; s++)
 		for (t = 0; t < c->nranks; t++) {
 			struct eb_rec *it = eb_rec_item(d, "traffic");

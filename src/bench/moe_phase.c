@@ -20,12 +20,24 @@
 
 static const char *const step_name[] = {"dispatch", "combine"};
 
-static struct eb_moe_phase host_phase(const struct mstate *st, int which, int nranks)
+int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
+{
+	uint64_t n = c->chunk / (which ? st->plan.out_bytes : st->plan.tok_bytes);
+
+	return n > 0 ? (int64_t)n : 1;
+}
+
+struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which)
 {
 	const struct eb_moe_moves *m = which ? &st->plan.combine : &st->plan.dispatch;
 
-	return (struct eb_moe_phase){m->off, m->src, m->packed,
-				     m->len, m->dst, which ? (uint32_t)nranks : 0};
+	return (struct eb_moe_phase){m->off,
+				     m->src,
+				     m->packed,
+				     m->len,
+				     m->dst,
+				     which ? (uint32_t)c->nranks : 0,
+				     eb_moe_piece(c, st, which)};
 }
 
 int eb_moe_begin(struct eb_ctx *c)
@@ -167,7 +179,11 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 			    (uint64_t)(st->nq < st->producers ? st->nq : st->producers) *
 				EB_MOE_MARK;
 	if (st->init == INIT_CPU) {
-		st->w.ph = host_phase(st, which, c->nranks);
+		st->w.ph = eb_moe_host_phase(c, st, which);
+#ifdef EB_HAVE_CUDA
+		if (st->have_dev)
+			st->w.gph = st->dev[which];
+#endif
 		eb_moe_pool_go(st->pool);
 	} else {
 #ifdef EB_HAVE_CUDA
@@ -241,10 +257,10 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
 		int armed, i;
 
-		if (p == c->rank) {
-			for (; a < b && rc == EB_OK; a++)
+		if (p == c->rank) { /* its own block, contiguous as every other: one copy */
+			if (bytes > 0)
 				rc = eb_mem_copy(eb_payload_nic(&st->dst), m->dst[a],
-						 eb_payload_nic(&st->src), m->src[a], m->len[a]);
+						 eb_payload_nic(&st->src), m->packed[a], bytes);
 			continue;
 		}
 		armed = bytes == 0 ? 0

@@ -176,16 +176,14 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 				     .dst = eb_payload_at(&st->dst, 0)};
 #ifdef EB_HAVE_CUDA
 	if (c->mem == EB_MEM_DEVICE && !c->staged) { /* staged: producers copy host memory */
-		st->w.copy = eb_mk_copy;
+		st->w.gather = eb_mk_gather;
 		st->w.sync = eb_mk_sync;
 	}
-	if (rc == EB_OK && (inits & (1u << INIT_GPU))) {
-		struct eb_moe_phase d = {st->plan.dispatch.off,	   st->plan.dispatch.src,
-					 st->plan.dispatch.packed, st->plan.dispatch.len,
-					 st->plan.dispatch.dst,	   0};
-		struct eb_moe_phase b = {st->plan.combine.off,	  st->plan.combine.src,
-					 st->plan.combine.packed, st->plan.combine.len,
-					 st->plan.combine.dst,	  (uint32_t)c->nranks};
+	/* The item arrays in GPU memory: for GPU producers, and for CPU producers' copies of
+	 * GPU memory. */
+	if (rc == EB_OK && ((inits & (1u << INIT_GPU)) || st->w.gather != NULL)) {
+		struct eb_moe_phase d = eb_moe_host_phase(c, st, 0);
+		struct eb_moe_phase b = eb_moe_host_phase(c, st, 1);
 
 		rc = eb_mk_tickets(&st->tickets_dev, EB_MOE_MAX_Q * (c->nranks + 1));
 		if (rc == EB_OK)

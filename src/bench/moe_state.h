@@ -101,6 +101,10 @@ static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
 int eb_moe_begin(struct eb_ctx *c);
 int eb_moe_end(struct eb_ctx *c, int failed);
 int eb_moe_iter(struct eb_ctx *c);
+/* A phase's items for the producers (host arrays), and how many a packed write holds at
+ * most: a chunk's worth (--chunk / bytes per token or output), at least one. */
+struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which);
+int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
 /* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
 int eb_moe_prepare(struct eb_ctx *c);
 uint64_t eb_moe_verify(struct eb_ctx *c);

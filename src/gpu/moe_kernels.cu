@@ -7,6 +7,7 @@
 static cudaStream_t stream;
 static cudaEvent_t done;
 static int *failed_d;
+static __thread cudaStream_t mine; /* a CPU producer's stream */
 
 __global__ void moe_kernel(struct eb_moe_work w, int *failed)
 {
@@ -105,17 +106,37 @@ extern "C" int eb_mk_done(int *failed)
 	return 1;
 }
 
-static __thread cudaStream_t mine; /* a CPU producer's stream */
-
-extern "C" int eb_mk_copy(char *to, const char *from, uint64_t n)
+/* Items [a, b) copied within a rank, a block per item in turn; an item already in place
+ * (packed where it sits) is left. */
+__global__ void gather_kernel(char *to, const uint64_t *to_off, const char *from,
+			      const uint64_t *from_off, const uint64_t *len, int64_t a, int64_t b)
 {
-	if (mine == NULL && eb_cuda_check(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking),
-					  "cudaStreamCreate") != 0)
-		return -1;
-	return eb_cuda_check(cudaMemcpyAsync(to, from, n, cudaMemcpyDefault, mine),
-			     "cudaMemcpyAsync") != 0
-		   ? -1
-		   : 0;
+	int64_t i;
+
+	for (i = a + blockIdx.x; i < b; i += gridDim.x)
+		if (to + to_off[i] != from + from_off[i])
+			eb_moe_copy(NULL, to + to_off[i], from + from_off[i], len[i]);
+}
+
+extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int64_t b)
+{
+	const struct eb_moe_phase *g = &w->gph;
+	int64_t blocks = b - a < 64 ? b - a : 64;
+
+	if (mine == NULL) {
+		struct cudaPointerAttributes at;
+
+		/* A new thread's current GPU is GPU 0: the kernel must run on the regions' own. */
+		if (eb_cuda_check(cudaPointerGetAttributes(&at, w->src),
+				  "cudaPointerGetAttributes") != 0 ||
+		    eb_cuda_check(cudaSetDevice(at.device), "cudaSetDevice") != 0 ||
+		    eb_cuda_check(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking),
+				  "cudaStreamCreate") != 0)
+			return -1;
+	}
+	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(
+	    own ? w->dst : w->src, own ? g->dst : g->packed, w->src, g->src, g->len, a, b);
+	return eb_cuda_check(cudaGetLastError(), "launching a producer's copies") != 0 ? -1 : 0;
 }
 
 extern "C" int eb_mk_sync(void)

@@ -24,9 +24,10 @@ int eb_mk_launch(const struct eb_moe_work *w);
  * negative status after one line. */
 int eb_mk_done(int *failed);
 
-/* CPU producers over GPU memory: a copy queued on the calling thread's stream, and the wait
- * for every copy it queued. 0 or -1 after one line. */
-int eb_mk_copy(char *to, const char *from, uint64_t n);
+/* CPU producers over GPU memory: items [a, b) of w->gph copied within the rank (own: to its
+ * destination region, else packed) by one kernel queued on the calling thread's stream, and
+ * the wait for everything the thread queued. 0 or -1 after one line. */
+int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int64_t b);
 int eb_mk_sync(void);
 
 #ifdef __cplusplus

@@ -1,8 +1,8 @@
 /* What one producer of `efabench moe` does in a phase (dispatch or combine), written once for
  * GPU blocks and CPU threads. Producer p of P takes, for every destination rank, its share of
  * the items going there (a contiguous p-th of them): in decode one put per item, in prefill
- * it packs its share contiguously and puts it at once. Items for the rank itself are copied
- * locally. Producer p uses proxy thread p % nq; each proxy thread's producers signal every
+ * it packs its share contiguously, a chunk's worth of items per put. Items for the rank itself are
+ * copied locally. Producer p uses proxy thread p % nq; each proxy thread's producers signal every
  * destination once per phase (eb_moe_produce). */
 #ifndef EB_GPU_MOE_WORK_H
 #define EB_GPU_MOE_WORK_H
@@ -21,7 +21,9 @@
 struct eb_moe_phase {
 	const int64_t *off; /* [ranks + 1] items per destination */
 	const uint64_t *src, *packed, *len, *dst;
-	uint32_t sig; /* word sig + this rank at the destination counts what this rank sent */
+	uint32_t sig;  /* word sig + this rank at the destination counts what this rank sent */
+	int64_t piece; /* packing: items per write at most (a chunk's worth), packed then put in
+			* turn so that packing the next overlaps the last one's transfer */
 };
 
 struct eb_moe_work {
@@ -29,10 +31,12 @@ struct eb_moe_work {
 	int nq, producers, rank, ranks, coalesce;
 	char *src, *dst; /* this rank's regions: packing and its own items are local copies */
 	struct eb_moe_phase ph;
-	/* CPU producers copy with these where the memory is the GPU's: copies queued on the
-	 * thread's stream, then waited for together (GPU blocks copy themselves). */
-	int (*copy)(char *to, const char *from, uint64_t n);
+	/* CPU producers over GPU memory: gather copies a range of items at once (one kernel on
+	 * the thread's stream, reading the item arrays of gph, the phase's copies in GPU
+	 * memory); sync waits for what the thread queued. GPU blocks copy themselves. */
+	int (*gather)(const struct eb_moe_work *w, int own, int64_t a, int64_t b);
 	int (*sync)(void);
+	struct eb_moe_phase gph;
 	/* [nq][ranks + 1] counters shared by the producers (GPU memory for GPU producers),
 	 * zeroed once: per destination, and for the end of the phase. */
 	uint64_t *tickets;
@@ -62,10 +66,8 @@ EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from
 #else
 EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from, uint64_t n)
 {
-	if (w->copy != NULL)
-		(void)w->copy(to, from, n);
-	else
-		memcpy(to, from, n);
+	(void)w;
+	memcpy(to, from, n);
 }
 #define EB_MOE_LEAD 1
 #define EB_MOE_SYNC(w)                                                                             \
@@ -105,6 +107,24 @@ EB_Q_FN int64_t eb_moe_queue_items(const struct eb_moe_work *w, int q, int64_t n
 	return sum;
 }
 
+/* Items [a, b) copied within this rank: to its own destination region (own), or packed in
+ * its source region where they do not already sit there. 0 or -1 after one line. */
+EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, int64_t b)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	int64_t i;
+
+#if !defined(__CUDACC__)
+	if (w->gather != NULL)
+		return b > a ? w->gather(w, own, a, b) : 0;
+#endif
+	for (i = a; i < b; i++)
+		if (own || ph->packed[i] != ph->src[i])
+			eb_moe_copy(w, own ? w->dst + ph->dst[i] : w->src + ph->packed[i],
+				    w->src + ph->src[i], ph->len[i]);
+	return 0;
+}
+
 /* The items [a, b) of one destination; 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
 			int64_t a, int64_t b)
@@ -113,20 +133,23 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 	int64_t i;
 	int rc = 0;
 
-	if (peer == w->rank) {
-		for (i = a; i < b; i++)
-			eb_moe_copy(w, w->dst + ph->dst[i], w->src + ph->src[i], ph->len[i]);
-		return 0;
-	}
+	if (peer == w->rank)
+		return eb_moe_copy_items(w, 1, a, b);
 	if (w->coalesce) {
-		for (i = a; i < b; i++)
-			if (ph->packed[i] != ph->src[i])
-				eb_moe_copy(w, w->src + ph->packed[i], w->src + ph->src[i],
-					    ph->len[i]);
-		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put is pushed */
-		if (EB_MOE_LEAD && b > a)
-			rc = eb_put_nbi(d, (unsigned)peer, ph->dst[a], ph->packed[a],
-					ph->packed[b - 1] + ph->len[b - 1] - ph->packed[a]);
+		/* Every thread of a block takes the same turns: the bounds alone decide them. */
+		for (; a < b; a = i) {
+			int r;
+
+			i = b - a > ph->piece ? a + ph->piece : b;
+			r = eb_moe_copy_items(w, 0, a, i);
+			EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
+			if (EB_MOE_LEAD && rc == 0)
+				rc = r != 0
+					 ? r
+					 : eb_put_nbi(d, (unsigned)peer, ph->dst[a], ph->packed[a],
+						      ph->packed[i - 1] + ph->len[i - 1] -
+							  ph->packed[a]);
+		}
 	} else {
 		for (i = a; EB_MOE_LEAD && rc == 0 && i < b; i++)
 			rc = eb_put_nbi(d, (unsigned)peer, ph->dst[i], ph->src[i], ph->len[i]);
