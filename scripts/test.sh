@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 # Two tests at a time: most of a test's time is spent waiting (deadlines, a stopped rank); the
-# test bed's tests take turns, and the one that judges rates runs alone (RESOURCE_LOCK,
-# RUN_SERIAL in tests/integration/CMakeLists.txt).
+# test bed's tests take turns, and those that judge rates or the fault campaigns' time bounds
+# run alone (RESOURCE_LOCK, RUN_SERIAL in tests/integration/CMakeLists.txt).
 (cd build && ctest --output-on-failure --timeout 300 -j2)
 # The same suite under ASan + UBSan, the queue and proxy under TSan, the libFuzzer targets for
 # a minute each, and memcheck runs (scripts/sanitize.sh, fuzz.sh, valgrind.sh).
