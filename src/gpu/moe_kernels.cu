@@ -115,7 +115,7 @@ __global__ void gather_kernel(char *to, const uint64_t *to_off, const char *from
 
 	for (i = a + blockIdx.x; i < b; i += gridDim.x)
 		if (to + to_off[i] != from + from_off[i])
-			eb_moe_copy(NULL, to + to_off[i], from + from_off[i], len[i]);
+			eb_moe_copy(to + to_off[i], from + from_off[i], len[i]);
 }
 
 extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int64_t b)

@@ -44,11 +44,10 @@ struct eb_moe_work {
 
 #if defined(__CUDACC__)
 /* The block copies together; 16 bytes at a time when everything is aligned to it. */
-EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from, uint64_t n)
+EB_Q_FN void eb_moe_copy(char *to, const char *from, uint64_t n)
 {
 	uint64_t i;
 
-	(void)w;
 	if ((((uintptr_t)to | (uintptr_t)from | n) & 15) == 0) {
 		for (i = threadIdx.x; i < n / 16; i += blockDim.x)
 			((uint4 *)to)[i] = ((const uint4 *)from)[i];
@@ -64,9 +63,8 @@ EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from
 		__syncthreads();                                                                   \
 	} while (0)
 #else
-EB_Q_FN void eb_moe_copy(const struct eb_moe_work *w, char *to, const char *from, uint64_t n)
+EB_Q_FN void eb_moe_copy(char *to, const char *from, uint64_t n)
 {
-	(void)w;
 	memcpy(to, from, n);
 }
 #define EB_MOE_LEAD 1
@@ -120,7 +118,7 @@ EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, i
 #endif
 	for (i = a; i < b; i++)
 		if (own || ph->packed[i] != ph->src[i])
-			eb_moe_copy(w, own ? w->dst + ph->dst[i] : w->src + ph->packed[i],
+			eb_moe_copy(own ? w->dst + ph->dst[i] : w->src + ph->packed[i],
 				    w->src + ph->src[i], ph->len[i]);
 	return 0;
 }

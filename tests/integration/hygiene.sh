@@ -64,8 +64,7 @@ repeat)
 	done
 	[ "$(wc -l <"$WORK/pids")" -eq $((2 * n)) ] || fail "expected $((2 * n)) rank pids"
 	while read -r p; do
-		[ -d "/proc/$p" ] && grep -q efabench "/proc/$p/cmdline" 2>/dev/null &&
-			fail "rank pid $p is still running"
+		rank_alive "$p" && fail "rank pid $p is still running"
 		[ -z "$(shm_left "$p")" ] || fail "rank pid $p left /dev/shm/$(shm_left "$p")"
 	done <"$WORK/pids"
 	echo "ok: $n runs ($((2 * n)) ranks) left nothing behind"

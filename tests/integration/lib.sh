@@ -17,13 +17,18 @@ shm_left() { # pid
 	find /dev/shm -maxdepth 1 -name "$1:*" -newer "$WORK/.start" -printf '%f ' 2>/dev/null
 }
 
-# The ranks of a job run with -v that are still alive: the pids its launcher printed ("efabench:
-# rank N is pid P") that still run efabench. Matching by pid, not by command line, keeps another
-# test's identical job (ctest -j) from counting.
+# A rank's pid still runs efabench (a zombie's command line is empty). Judging ranks by pid, not
+# by command line, keeps another test's identical job (ctest -j) from counting.
+rank_alive() { # pid
+	grep -qa efabench "/proc/$1/cmdline" 2>/dev/null
+}
+
+# The ranks of a job run with -v that are still alive: of the pids its launcher printed
+# ("efabench: rank N is pid P").
 ranks_alive() { # stderr-file
 	local p
 	for p in $(sed -n 's/^efabench: rank [0-9]* is pid \([0-9]*\)$/\1/p' "$1"); do
-		grep -qa efabench "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+		rank_alive "$p" && echo "$p"
 	done
 }
 
