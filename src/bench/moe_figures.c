@@ -35,12 +35,13 @@ static void totals_of(const struct mstate *st, int nranks, struct totals *tt)
 }
 
 /* Writes a rank posts to other ranks per dispatch (or combine: the same pairs, the other way),
- * mean over ranks: an item each, or with `per` > 0 the shares of `per` (producers packing,
- * or the baseline's one per destination) in writes of `piece` items at most. */
+ * mean over ranks: an item each, or with `per` > 0 the shares of `per` (prefill's proxy
+ * threads with producers, or the baseline's one per destination) in writes of `piece` items
+ * at most. */
 static double writes_of(const struct mstate *st, int nranks, int per, int64_t piece)
 {
 	double sum = 0;
-	int s, d, p;
+	int s, d, q;
 
 	for (s = 0; s < nranks; s++)
 		for (d = 0; d < nranks; d++) {
@@ -51,8 +52,8 @@ static double writes_of(const struct mstate *st, int nranks, int per, int64_t pi
 				continue;
 			if (per == 0)
 				sum += (double)n;
-			for (p = 0; per > 0 && p < per; p++) {
-				int64_t m = n * (p + 1) / per - n * p / per;
+			for (q = 0; per > 0 && q < per; q++) {
+				int64_t m = n * (q + 1) / per - n * q / per;
 
 				sum += m > 0 ? (double)((m - 1) / piece + 1) : 0.0;
 			}
@@ -101,12 +102,13 @@ void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *a
 	else if (mown(c)->preset != MOE_PREFILL)
 		writes = writes_of(st, c->nranks, 0, 1) * (ph == PH_PAIR ? 2 : 1);
 	else
-		writes = (ph != PH_COMBINE
-			      ? writes_of(st, c->nranks, st->producers, eb_moe_piece(c, st, 0))
-			      : 0) +
-			 (ph != PH_DISPATCH
-			      ? writes_of(st, c->nranks, st->producers, eb_moe_piece(c, st, 1))
-			      : 0);
+		writes =
+		    (ph != PH_COMBINE
+			 ? writes_of(st, c->nranks, eb_moe_queues(&st->w), eb_moe_piece(c, st, 0))
+			 : 0) +
+		    (ph != PH_DISPATCH
+			 ? writes_of(st, c->nranks, eb_moe_queues(&st->w), eb_moe_piece(c, st, 1))
+			 : 0);
 	eb_rec_num(r, "writes", writes);
 	eb_rec_num(r, "mwrites_per_s", slow50 > 0 ? writes / slow50 / 1e6 : 0.0);
 	eb_rec_int(r, "producers", st->init == INIT_A2AV ? 0 : st->producers);
@@ -188,8 +190,8 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_head_break(h);
 	eb_head_fact(h, "writes per rank",
 		     mo->preset == MOE_PREFILL
-			 ? "packed: a producer's share of the tokens for a destination, a chunk's "
-			   "worth per write"
+			 ? "packed: a proxy thread's share of the tokens for a destination, a "
+			   "chunk's worth per write, packed by all its producers"
 			 : "one per (token, destination rank) in dispatch, per (token, home rank) "
 			   "in combine: %.1f each on average",
 		     (double)writes / c->nranks);

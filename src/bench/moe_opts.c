@@ -164,9 +164,9 @@ const struct eb_cmd eb_cmd_moe = {
 	"  low-latency tests, UCCL-EP, pplx count this way); wire GB/s = bytes a rank sends\n"
 	"  to other ranks / p50 (what its NICs carry); both are means over ranks. Mwr/s =\n"
 	"  writes a rank posts to other ranks per second (JSON: writes per iteration):\n"
-	"  decode one per (token, destination); prefill a producer's share per destination\n"
-	"  in writes of --chunk / bytes per token (or output) tokens; a2av one per\n"
-	"  destination.\n"
+	"  decode one per (token, destination); prefill a proxy thread's share per\n"
+	"  destination in writes of --chunk / bytes per token (or output) tokens, each\n"
+	"  packed by all the thread's producers; a2av one per destination.\n"
 	"  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong 8-byte\n"
 	"  words of tokens + wrong bf16 outputs + wrong sums. JSON adds each rank's p50/p99\n"
 	"  and the traffic matrix (tokens and selections per source and destination)",

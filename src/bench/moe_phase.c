@@ -36,6 +36,7 @@ struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstat
 				     m->packed,
 				     m->len,
 				     m->dst,
+				     which ? 0 : st->plan.tok_bytes,
 				     which ? (uint32_t)c->nranks : 0,
 				     eb_moe_piece(c, st, which)};
 }

@@ -90,6 +90,21 @@ static void close_side(struct mside *sd, int failed)
 	sd->neng = 0;
 }
 
+/* The producers' counters (moe_work.h): per proxy thread, one per destination, one for the
+ * phase's end and one per piece either phase can have. */
+static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
+{
+	int64_t d = st->plan.dispatch.items / eb_moe_piece(c, st, 0);
+	int64_t b = st->plan.combine.items / eb_moe_piece(c, st, 1);
+
+	return (d > b ? d : b) + c->nranks + 1;
+}
+
+static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
+{
+	return (size_t)EB_MOE_MAX_Q * ((size_t)c->nranks + 1 + (size_t)pieces_of(c, st));
+}
+
 static int alloc_state(struct eb_ctx *c, struct mstate *st)
 {
 	size_t n = (size_t)c->nranks, nx = n * (size_t)c->e->nchan;
@@ -103,7 +118,7 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 	st->waits = calloc(nx, sizeof(*st->waits));
 	st->vals = calloc(hidden, sizeof(*st->vals));
 	st->sum = calloc(2 * hidden, sizeof(*st->sum));
-	st->tickets = calloc((size_t)EB_MOE_MAX_Q * (n + 1), sizeof(*st->tickets));
+	st->tickets = calloc(tickets_of(c, st), sizeof(*st->tickets));
 	if (c->mem == EB_MEM_DEVICE)
 		st->host = malloc(big);
 	if (st->expect == NULL || st->a2a_expect == NULL || st->x == NULL || st->xs == NULL ||
@@ -172,6 +187,7 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 				     .rank = c->rank,
 				     .ranks = c->nranks,
 				     .coalesce = mo->preset == MOE_PREFILL,
+				     .npieces = pieces_of(c, st),
 				     .src = eb_payload_at(&st->src, 0),
 				     .dst = eb_payload_at(&st->dst, 0)};
 #ifdef EB_HAVE_CUDA
@@ -185,7 +201,7 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 		struct eb_moe_phase d = eb_moe_host_phase(c, st, 0);
 		struct eb_moe_phase b = eb_moe_host_phase(c, st, 1);
 
-		rc = eb_mk_tickets(&st->tickets_dev, EB_MOE_MAX_Q * (c->nranks + 1));
+		rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
 		if (rc == EB_OK)
 			rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
 		if (rc == EB_OK)

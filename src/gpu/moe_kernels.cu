@@ -4,6 +4,11 @@
 
 #include <cuda_runtime.h>
 
+/* Threads per producer block: enough to keep a packing block's loads in flight. */
+#ifndef EB_MOE_THREADS
+#define EB_MOE_THREADS 512
+#endif
+
 static cudaStream_t stream;
 static cudaEvent_t done;
 static int *failed_d;
@@ -66,13 +71,12 @@ extern "C" void eb_mk_free(struct eb_moe_phase *dev)
 	dev->src = dev->packed = dev->len = dev->dst = NULL;
 }
 
-extern "C" int eb_mk_tickets(uint64_t **t, int n)
+extern "C" int eb_mk_tickets(uint64_t **t, size_t n)
 {
-	int rc = eb_cuda_check(cudaMalloc((void **)t, sizeof(**t) * (size_t)n),
+	int rc = eb_cuda_check(cudaMalloc((void **)t, sizeof(**t) * n),
 			       "cudaMalloc for the producers' tickets");
 
-	return rc != 0 ? rc
-		       : eb_cuda_check(cudaMemset(*t, 0, sizeof(**t) * (size_t)n), "cudaMemset");
+	return rc != 0 ? rc : eb_cuda_check(cudaMemset(*t, 0, sizeof(**t) * n), "cudaMemset");
 }
 
 extern "C" void eb_mk_free_tickets(uint64_t *t)
@@ -88,7 +92,7 @@ extern "C" int eb_mk_launch(const struct eb_moe_work *w)
 
 	if (rc != 0)
 		return rc;
-	moe_kernel<<<w->producers, 128, 0, stream>>>(*w, failed_d);
+	moe_kernel<<<w->producers, EB_MOE_THREADS, 0, stream>>>(*w, failed_d);
 	rc = eb_cuda_check(cudaGetLastError(), "launching the moe producers");
 	return rc != 0 ? rc : eb_cuda_check(cudaEventRecord(done, stream), "cudaEventRecord");
 }
@@ -106,13 +110,21 @@ extern "C" int eb_mk_done(int *failed)
 	return 1;
 }
 
-/* Items [a, b) copied within a rank, a block per item in turn; an item already in place
- * (packed where it sits) is left. */
+/* Items [a, b) copied within a rank: of one length, by the whole grid as one sequence of
+ * words; otherwise a block per item in turn. An item already in place (packed where it
+ * sits) is left. */
 __global__ void gather_kernel(char *to, const uint64_t *to_off, const char *from,
-			      const uint64_t *from_off, const uint64_t *len, int64_t a, int64_t b)
+			      const uint64_t *from_off, const uint64_t *len, uint64_t same,
+			      int64_t a, int64_t b)
 {
 	int64_t i;
 
+	if (same > 0 && eb_moe_aligned(to, to_off[a], from, from_off[a], same)) {
+		eb_moe_copy_same(to, to_off, from, from_off, same, a, b,
+				 (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
+				 (uint64_t)gridDim.x * blockDim.x);
+		return;
+	}
 	for (i = a + blockIdx.x; i < b; i += gridDim.x)
 		if (to + to_off[i] != from + from_off[i])
 			eb_moe_copy(to + to_off[i], from + from_off[i], len[i]);
@@ -121,7 +133,7 @@ __global__ void gather_kernel(char *to, const uint64_t *to_off, const char *from
 extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int64_t b)
 {
 	const struct eb_moe_phase *g = &w->gph;
-	int64_t blocks = b - a < 64 ? b - a : 64;
+	int64_t blocks = b - a < 128 ? b - a : 128;
 
 	if (mine == NULL) {
 		struct cudaPointerAttributes at;
@@ -135,7 +147,7 @@ extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int
 			return -1;
 	}
 	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(
-	    own ? w->dst : w->src, own ? g->dst : g->packed, w->src, g->src, g->len, a, b);
+	    own ? w->dst : w->src, own ? g->dst : g->packed, w->src, g->src, g->len, g->same, a, b);
 	return eb_cuda_check(cudaGetLastError(), "launching a producer's copies") != 0 ? -1 : 0;
 }
 

@@ -14,7 +14,7 @@ int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
 void eb_mk_free(struct eb_moe_phase *dev);
 
 /* n zeroed counters in GPU memory for the producers' tickets. */
-int eb_mk_tickets(uint64_t **t, int n);
+int eb_mk_tickets(uint64_t **t, size_t n);
 void eb_mk_free_tickets(uint64_t *t);
 
 /* Launch w->producers blocks running eb_moe_produce; asynchronous. */

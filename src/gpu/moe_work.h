@@ -1,9 +1,12 @@
 /* What one producer of `efabench moe` does in a phase (dispatch or combine), written once for
- * GPU blocks and CPU threads. Producer p of P takes, for every destination rank, its share of
- * the items going there (a contiguous p-th of them): in decode one put per item, in prefill
- * it packs its share contiguously, a chunk's worth of items per put. Items for the rank itself are
- * copied locally. Producer p uses proxy thread p % nq; each proxy thread's producers signal every
- * destination once per phase (eb_moe_produce). */
+ * GPU blocks and CPU threads. Producer p of P feeds proxy thread q = p % nq; for every
+ * destination rank, thread q's producers take a contiguous q-th of the items going there.
+ * In decode each producer puts its own part of them, one put per item. In prefill they cut
+ * the thread's share into pieces of a chunk's worth of items, each producer packs its part of
+ * every piece and the last to finish a piece puts it whole: one write per piece whatever the
+ * number of producers, the next piece packed while the last one travels. Items for the rank
+ * itself are copied locally. Each proxy thread's producers signal every destination once per
+ * phase (eb_moe_produce). */
 #ifndef EB_GPU_MOE_WORK_H
 #define EB_GPU_MOE_WORK_H
 
@@ -21,7 +24,9 @@
 struct eb_moe_phase {
 	const int64_t *off; /* [ranks + 1] items per destination */
 	const uint64_t *src, *packed, *len, *dst;
-	uint32_t sig;  /* word sig + this rank at the destination counts what this rank sent */
+	uint64_t
+	    same;     /* every item's length, the offsets stepping by it (dispatch); 0: they vary */
+	uint32_t sig; /* word sig + this rank at the destination counts what this rank sent */
 	int64_t piece; /* packing: items per write at most (a chunk's worth), packed then put in
 			* turn so that packing the next overlaps the last one's transfer */
 };
@@ -37,20 +42,83 @@ struct eb_moe_work {
 	int (*gather)(const struct eb_moe_work *w, int own, int64_t a, int64_t b);
 	int (*sync)(void);
 	struct eb_moe_phase gph;
-	/* [nq][ranks + 1] counters shared by the producers (GPU memory for GPU producers),
-	 * zeroed once: per destination, and for the end of the phase. */
+	/* [nq][ranks + 1 + npieces] counters shared by the producers (GPU memory for GPU
+	 * producers), zeroed once: per destination, for the end of the phase, and per piece
+	 * (npieces: more than any phase's items / piece + ranks). */
 	uint64_t *tickets;
+	int64_t npieces;
 };
 
 #if defined(__CUDACC__)
-/* The block copies together; 16 bytes at a time when everything is aligned to it. */
+/* GPU copies run at the bytes they keep in flight: each thread loads EB_MOE_UNROLL 16-byte
+ * words before it stores them. Thread t of a group of `of` copies words t, t + of, ... */
+#define EB_MOE_UNROLL 8
+
+/* n aligned words from `from` to `to`. */
+EB_Q_FN void eb_moe_copy_words(uint4 *to, const uint4 *from, uint64_t n, uint64_t t, uint64_t of)
+{
+	uint64_t g;
+	int k;
+
+	for (g = t; g < n; g += of * EB_MOE_UNROLL) {
+		uint4 v[EB_MOE_UNROLL];
+
+#pragma unroll
+		for (k = 0; k < EB_MOE_UNROLL; k++)
+			if (g + (uint64_t)k * of < n)
+				v[k] = from[g + (uint64_t)k * of];
+#pragma unroll
+		for (k = 0; k < EB_MOE_UNROLL; k++)
+			if (g + (uint64_t)k * of < n)
+				to[g + (uint64_t)k * of] = v[k];
+	}
+}
+
+/* Items [a, b), all `same` bytes long and aligned, their words taken as one sequence so that
+ * small items keep as many loads in flight as large ones. Items already in place are left. */
+EB_Q_FN void eb_moe_copy_same(char *to, const uint64_t *to_off, const char *from,
+			      const uint64_t *from_off, uint64_t same, int64_t a, int64_t b,
+			      uint64_t t, uint64_t of)
+{
+	uint64_t w = same / 16, n = (uint64_t)(b - a) * w, g;
+	int k;
+
+	for (g = t; g < n; g += of * EB_MOE_UNROLL) {
+		uint4 v[EB_MOE_UNROLL], *p[EB_MOE_UNROLL];
+
+#pragma unroll
+		for (k = 0; k < EB_MOE_UNROLL; k++) {
+			uint64_t x = g + (uint64_t)k * of;
+			int64_t i = a + (int64_t)(x / w);
+
+			p[k] = NULL;
+			if (x < n && to + to_off[i] != from + from_off[i]) {
+				p[k] = (uint4 *)(to + to_off[i]) + x % w;
+				v[k] = ((const uint4 *)(from + from_off[i]))[x % w];
+			}
+		}
+#pragma unroll
+		for (k = 0; k < EB_MOE_UNROLL; k++)
+			if (p[k] != NULL)
+				*p[k] = v[k];
+	}
+}
+
+/* Whether items of `same` bytes from these offsets can go as aligned words. */
+EB_Q_FN int eb_moe_aligned(const char *to, uint64_t to_off, const char *from, uint64_t from_off,
+			   uint64_t n)
+{
+	return (((uintptr_t)(to + to_off) | (uintptr_t)(from + from_off) | n) & 15) == 0;
+}
+
+/* One item, by the block. */
 EB_Q_FN void eb_moe_copy(char *to, const char *from, uint64_t n)
 {
 	uint64_t i;
 
-	if ((((uintptr_t)to | (uintptr_t)from | n) & 15) == 0) {
-		for (i = threadIdx.x; i < n / 16; i += blockDim.x)
-			((uint4 *)to)[i] = ((const uint4 *)from)[i];
+	if (eb_moe_aligned(to, 0, from, 0, n)) {
+		eb_moe_copy_words((uint4 *)to, (const uint4 *)from, n / 16, threadIdx.x,
+				  blockDim.x);
 	} else {
 		for (i = threadIdx.x; i < n; i += blockDim.x)
 			to[i] = from[i];
@@ -89,7 +157,13 @@ EB_Q_FN uint64_t eb_moe_ticket(uint64_t *t)
 }
 #endif
 
-/* Producers on proxy thread q, and the items they take for a destination with n items. */
+/* Proxy threads that have producers, producers on thread q, and the share of thread q
+ * among n items (relative to the destination's first). */
+EB_Q_FN int eb_moe_queues(const struct eb_moe_work *w)
+{
+	return w->nq < w->producers ? w->nq : w->producers;
+}
+
 EB_Q_FN int eb_moe_on_queue(const struct eb_moe_work *w, int q)
 {
 	return (w->producers - q + w->nq - 1) / w->nq;
@@ -97,12 +171,13 @@ EB_Q_FN int eb_moe_on_queue(const struct eb_moe_work *w, int q)
 
 EB_Q_FN int64_t eb_moe_queue_items(const struct eb_moe_work *w, int q, int64_t n)
 {
-	int64_t sum = 0;
-	int p;
+	return n * (q + 1) / eb_moe_queues(w) - n * q / eb_moe_queues(w);
+}
 
-	for (p = q; p < w->producers; p += w->nq)
-		sum += n * (p + 1) / w->producers - n * p / w->producers;
-	return sum;
+/* Part i of `of` of the items [a, b). */
+EB_Q_FN int64_t eb_moe_cut(int64_t a, int64_t b, int i, int of)
+{
+	return a + (b - a) * i / of;
 }
 
 /* Items [a, b) copied within this rank: to its own destination region (own), or packed in
@@ -116,6 +191,15 @@ EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, i
 	if (w->gather != NULL)
 		return b > a ? w->gather(w, own, a, b) : 0;
 #endif
+#if defined(__CUDACC__)
+	if (b > a && ph->same > 0 &&
+	    eb_moe_aligned(own ? w->dst : w->src, own ? ph->dst[a] : ph->packed[a], w->src,
+			   ph->src[a], ph->same)) {
+		eb_moe_copy_same(own ? w->dst : w->src, own ? ph->dst : ph->packed, w->src, ph->src,
+				 ph->same, a, b, threadIdx.x, blockDim.x);
+		return 0;
+	}
+#endif
 	for (i = a; i < b; i++)
 		if (own || ph->packed[i] != ph->src[i])
 			eb_moe_copy(own ? w->dst + ph->dst[i] : w->src + ph->packed[i],
@@ -123,7 +207,8 @@ EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, i
 	return 0;
 }
 
-/* The items [a, b) of one destination; 0 or -1 (the queue's error bit says why). */
+/* Decode: this producer's items [a, b) of a destination, one put each; and the rank's own
+ * items, copied. 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
 			int64_t a, int64_t b)
 {
@@ -133,24 +218,36 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 
 	if (peer == w->rank)
 		return eb_moe_copy_items(w, 1, a, b);
-	if (w->coalesce) {
-		/* Every thread of a block takes the same turns: the bounds alone decide them. */
-		for (; a < b; a = i) {
-			int r;
+	for (i = a; EB_MOE_LEAD && rc == 0 && i < b; i++)
+		rc = eb_put_nbi(d, (unsigned)peer, ph->dst[i], ph->src[i], ph->len[i]);
+	return rc;
+}
 
-			i = b - a > ph->piece ? a + ph->piece : b;
-			r = eb_moe_copy_items(w, 0, a, i);
-			EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
-			if (EB_MOE_LEAD && rc == 0)
-				rc = r != 0
-					 ? r
-					 : eb_put_nbi(d, (unsigned)peer, ph->dst[a], ph->packed[a],
-						      ph->packed[i - 1] + ph->len[i - 1] -
-							  ph->packed[a]);
-		}
-	} else {
-		for (i = a; EB_MOE_LEAD && rc == 0 && i < b; i++)
-			rc = eb_put_nbi(d, (unsigned)peer, ph->dst[i], ph->src[i], ph->len[i]);
+/* Prefill: thread q's share [a, b) of a destination, put by pieces. Producer i of the
+ * thread's producers packs its part of each piece and takes the piece's ticket; the last to
+ * arrive puts the piece. Tickets are taken after a failure too, so that the counts stay
+ * whole. 0 or -1 (the queue's error bit says why). */
+EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
+			  int peer, int64_t a, int64_t b)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	int mine = eb_moe_on_queue(w, q), rc = 0;
+	/* A piece's counter: its first item / piece + peer differs for every piece of a phase,
+	 * since a destination's items follow the one below's. */
+	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces) +
+		       (size_t)w->ranks + 1 + (size_t)peer;
+	int64_t s, e;
+
+	for (s = a; s < b; s = e) {
+		e = b - s > ph->piece ? s + ph->piece : b;
+		if (eb_moe_copy_items(w, 0, eb_moe_cut(s, e, i, mine),
+				      eb_moe_cut(s, e, i + 1, mine)) != 0)
+			rc = -1;
+		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
+		if (EB_MOE_LEAD && (eb_moe_ticket(&tk[s / ph->piece]) + 1) % (uint64_t)mine == 0 &&
+		    eb_put_nbi(d, (unsigned)peer, ph->dst[s], ph->packed[s],
+			       ph->packed[e - 1] + ph->len[e - 1] - ph->packed[s]) != 0)
+			rc = -1;
 	}
 	return rc;
 }
@@ -164,19 +261,25 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
  * poller per producer). */
 EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 {
-	int q = p % w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0;
+	int q = p % w->nq, i = p / w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0;
 	const struct eb_proxy_dev *d = &w->d[q];
-	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1);
+	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces);
 
 	/* The next rank up first, so that every rank's first writes go to a different peer;
 	 * the local copies last. Every destination is visited even after a failure: a block's
 	 * threads must meet at the same barriers, and the others count on its tickets. */
 	for (k = 1; k <= w->ranks; k++) {
-		int peer = (w->rank + k) % w->ranks;
+		int peer = (w->rank + k) % w->ranks, r;
 		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
+		int64_t a = first + n * q / eb_moe_queues(w);
+		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
-		if (eb_moe_send(w, d, peer, first + n * p / w->producers,
-				first + n * (p + 1) / w->producers) != 0)
+		if (peer != w->rank && w->coalesce)
+			r = eb_moe_pieces(w, d, q, i, peer, a, b);
+		else
+			r = eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
+					eb_moe_cut(a, b, i + 1, mine));
+		if (r != 0)
 			rc = -1;
 		if (peer == w->rank || !EB_MOE_LEAD)
 			continue;

@@ -53,7 +53,8 @@ for r in res:
     if r["phase"] in base:
         assert abs(r["vs_a2av"] - r["p50_us"] / base[r["phase"]]) <= 1e-6 * r["vs_a2av"], r
 # Writes per rank to other ranks (mean): the baseline one per nonempty pair; decode one per
-# (token, destination); prefill each producer's share in writes of a chunk's worth at most.
+# (token, destination); prefill each proxy thread's share (of those with producers) in writes
+# of a chunk's worth at most, whatever the number of producers packing it.
 def writes(r, phase):
     tot = 0
     for (a, b), t in tm.items():
@@ -64,8 +65,8 @@ def writes(r, phase):
             tot += m
         else:
             piece = max(1, s["chunk"] // s["token_bytes" if phase == "dispatch" else "output_bytes"])
-            P = r["producers"]
-            tot += sum(-(-(m * (p + 1) // P - m * p // P) // piece) for p in range(P))
+            Q = min(s["proxy_threads"], r["producers"])
+            tot += sum(-(-(m * (q + 1) // Q - m * q // Q) // piece) for q in range(Q))
     return tot / n
 for r in res:
     want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
