@@ -157,6 +157,18 @@ EB_Q_FN uint64_t eb_moe_ticket(uint64_t *t)
 }
 #endif
 
+/* Whether this producer is the last of `mine` to take ticket t; the last then sees what the
+ * others did before theirs (the fence makes their writes visible to what it posts next). */
+EB_Q_FN int eb_moe_last(uint64_t *t, int mine)
+{
+	if ((eb_moe_ticket(t) + 1) % (uint64_t)mine != 0)
+		return 0;
+#if defined(__CUDACC__)
+	__threadfence_system();
+#endif
+	return 1;
+}
+
 /* Proxy threads that have producers, producers on thread q, and the share of thread q
  * among n items (relative to the destination's first). */
 EB_Q_FN int eb_moe_queues(const struct eb_moe_work *w)
@@ -244,7 +256,7 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
 				      eb_moe_cut(s, e, i + 1, mine)) != 0)
 			rc = -1;
 		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
-		if (EB_MOE_LEAD && (eb_moe_ticket(&tk[s / ph->piece]) + 1) % (uint64_t)mine == 0 &&
+		if (EB_MOE_LEAD && eb_moe_last(&tk[s / ph->piece], mine) &&
 		    eb_put_nbi(d, (unsigned)peer, ph->dst[s], ph->packed[s],
 			       ph->packed[e - 1] + ph->len[e - 1] - ph->packed[s]) != 0)
 			rc = -1;
@@ -283,15 +295,14 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 			rc = -1;
 		if (peer == w->rank || !EB_MOE_LEAD)
 			continue;
-		if ((eb_moe_ticket(&tk[peer]) + 1) % (uint64_t)mine == 0 &&
+		if (eb_moe_last(&tk[peer], mine) &&
 		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
 				  (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
 				  EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
 	EB_MOE_SYNC(w);
-	if (EB_MOE_LEAD && (eb_moe_ticket(&tk[w->ranks]) + 1) % (uint64_t)mine == 0 &&
-	    eb_quiet(d) != 0)
+	if (EB_MOE_LEAD && eb_moe_last(&tk[w->ranks], mine) && eb_quiet(d) != 0)
 		rc = -1;
 	return rc;
 }
