@@ -90,6 +90,9 @@ uint64_t eb_proxy_idle_ns(const struct eb_proxy *p);
 /* Commands the proxy has completed since open. */
 uint64_t eb_proxy_completed(const struct eb_proxy *p);
 
+/* Puts the proxy has started since open (each one write request, or one chunked write). */
+uint64_t eb_proxy_puts(const struct eb_proxy *p);
+
 #ifdef __cplusplus
 }
 #endif

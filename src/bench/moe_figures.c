@@ -34,30 +34,16 @@ static void totals_of(const struct mstate *st, int nranks, struct totals *tt)
 		}
 }
 
-/* Writes a rank posts to other ranks per dispatch (or combine: the same pairs, the other way),
- * mean over ranks: an item each, or with `per` > 0 the shares of `per` (prefill's proxy
- * threads with producers, or the baseline's one per destination) in writes of `piece` items
- * at most. */
-static double writes_of(const struct mstate *st, int nranks, int per, int64_t piece)
+/* The a2av's writes to other ranks per dispatch (or combine: the same pairs, the other way),
+ * mean over ranks: one chunked write per pair that moves anything. */
+static double a2av_writes(const struct mstate *st, int nranks)
 {
 	double sum = 0;
-	int s, d, q;
+	int s, d;
 
 	for (s = 0; s < nranks; s++)
-		for (d = 0; d < nranks; d++) {
-			/* Combine goes back from the expert rank d to the home rank s. */
-			int64_t n = st->rt.count[(size_t)s * (size_t)nranks + (size_t)d];
-
-			if (s == d)
-				continue;
-			if (per == 0)
-				sum += (double)n;
-			for (q = 0; per > 0 && q < per; q++) {
-				int64_t m = n * (q + 1) / per - n * q / per;
-
-				sum += m > 0 ? (double)((m - 1) / piece + 1) : 0.0;
-			}
-		}
+		for (d = 0; d < nranks; d++)
+			sum += s != d && st->rt.count[(size_t)s * (size_t)nranks + (size_t)d] > 0;
 	return sum / nranks;
 }
 
@@ -97,18 +83,12 @@ void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *a
 	eb_rec_num(r, "wire_GBps", slow50 > 0 ? wire / slow50 / 1e9 : 0.0);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? slow50 / base[ph] : 0, base[ph] > 0);
+	/* The producers' writes as their proxy threads counted them; the a2av's by construction. */
 	if (st->init == INIT_A2AV)
-		writes = writes_of(st, c->nranks, 1, INT64_MAX) * (ph == PH_PAIR ? 2 : 1);
-	else if (mown(c)->preset != MOE_PREFILL)
-		writes = writes_of(st, c->nranks, 0, 1) * (ph == PH_PAIR ? 2 : 1);
+		writes = a2av_writes(st, c->nranks) * (ph == PH_PAIR ? 2 : 1);
 	else
-		writes =
-		    (ph != PH_COMBINE
-			 ? writes_of(st, c->nranks, eb_moe_queues(&st->w), eb_moe_piece(c, st, 0))
-			 : 0) +
-		    (ph != PH_DISPATCH
-			 ? writes_of(st, c->nranks, eb_moe_queues(&st->w), eb_moe_piece(c, st, 1))
-			 : 0);
+		for (k = 0, writes = 0; k < c->nranks; k++)
+			writes += all[k].writes / c->nranks;
 	eb_rec_num(r, "writes", writes);
 	eb_rec_num(r, "mwrites_per_s", slow50 > 0 ? writes / slow50 / 1e6 : 0.0);
 	eb_rec_int(r, "producers", st->init == INIT_A2AV ? 0 : st->producers);

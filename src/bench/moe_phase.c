@@ -84,6 +84,16 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 	return rc;
 }
 
+uint64_t eb_moe_puts(const struct mstate *st)
+{
+	uint64_t n = 0;
+	int k;
+
+	for (k = 0; st->init != INIT_A2AV && k < st->nq; k++)
+		n += eb_proxy_puts(eb_moe_px(st, k));
+	return n;
+}
+
 /* What the proxy threads' signal words say source s sent here in this step's word. */
 static uint64_t signalled(const struct mstate *st, unsigned word)
 {
@@ -177,8 +187,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 		if (s != c->rank)
 			st->expect[which * c->nranks + s] +=
 			    (uint64_t)(which ? pl->back_from[s] : pl->recv_from[s]) +
-			    (uint64_t)(st->nq < st->producers ? st->nq : st->producers) *
-				EB_MOE_MARK;
+			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
 	if (st->init == INIT_CPU) {
 		st->w.ph = eb_moe_host_phase(c, st, which);
 #ifdef EB_HAVE_CUDA

@@ -74,6 +74,7 @@ static inline const struct mopts *mown(const struct eb_ctx *c)
 /* Per rank: p50 and p99 of its iterations, in seconds. */
 struct rank_t {
 	double p50, p99;
+	double writes; /* puts its proxy threads started per iteration (0 for the a2av) */
 };
 
 #define EB_MOE_NCOLS 11
@@ -101,6 +102,8 @@ static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
 int eb_moe_begin(struct eb_ctx *c);
 int eb_moe_end(struct eb_ctx *c, int failed);
 int eb_moe_iter(struct eb_ctx *c);
+/* Puts this initiator's proxy threads have started so far (0 for the a2av). */
+uint64_t eb_moe_puts(const struct mstate *st);
 /* A phase's items for the producers (host arrays), and how many a packed write holds at
  * most: a chunk's worth (--chunk / bytes per token or output), at least one. */
 struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which);

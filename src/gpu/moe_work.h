@@ -199,10 +199,6 @@ EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, i
 	const struct eb_moe_phase *ph = &w->ph;
 	int64_t i;
 
-#if !defined(__CUDACC__)
-	if (w->gather != NULL)
-		return b > a ? w->gather(w, own, a, b) : 0;
-#endif
 #if defined(__CUDACC__)
 	if (b > a && ph->same > 0 &&
 	    eb_moe_aligned(own ? w->dst : w->src, own ? ph->dst[a] : ph->packed[a], w->src,
@@ -211,6 +207,9 @@ EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, i
 				 ph->same, a, b, threadIdx.x, blockDim.x);
 		return 0;
 	}
+#else
+	if (w->gather != NULL)
+		return b > a ? w->gather(w, own, a, b) : 0;
 #endif
 	for (i = a; i < b; i++)
 		if (own || ph->packed[i] != ph->src[i])

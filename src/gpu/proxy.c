@@ -65,6 +65,7 @@ struct eb_proxy {
 	int npend, pcap;
 	uint64_t *planned, *base; /* [ranks]: chunks written to / counted from each since start */
 	uint64_t completed;
+	_Atomic uint64_t puts;	    /* started since open: what the target receives */
 	_Atomic uint64_t last_move; /* when anything last happened (any thread may read it) */
 	struct {		    /* what the thread did, printed with -v at its end */
 		uint64_t passes, found, cmds, refused, cqe;
@@ -273,6 +274,10 @@ static int start_one(struct eb_proxy *p)
 		return 0;
 	g = p->free_groups[--p->nfree];
 	s->group = g;
+	if (c->op == EB_PCMD_PUT)
+		atomic_store_explicit(&p->puts,
+				      atomic_load_explicit(&p->puts, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	p->owner[g] = p->start;
 	xs = &p->x[(size_t)g * (size_t)nch];
 	if (c->op == EB_PCMD_SIGNAL) {
@@ -630,6 +635,11 @@ uint64_t eb_proxy_refused(const struct eb_proxy *p)
 uint64_t eb_proxy_completed(const struct eb_proxy *p)
 {
 	return p->completed;
+}
+
+uint64_t eb_proxy_puts(const struct eb_proxy *p)
+{
+	return atomic_load_explicit(&p->puts, memory_order_relaxed);
 }
 
 void eb_proxy_close(struct eb_proxy *p)
