@@ -7,6 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1 # libpsm2, loaded by libfabric, writes its crash reports (*.btr) here
 for t in $(seq 10); do
+	# The last trial's err would name its rank 2 until the new job's redirection empties it.
+	rm -f out err
 	"$EFABENCH" alltoall --provider tcp -b 16M -e 16M --chunk 16M --window 1 --layout single \
 		--np 3 -n 100000 -w 1 --timeout 5 -q -v >out 2>err &
 	job=$!
@@ -19,7 +21,11 @@ for t in $(seq 10); do
 	[ -n "$pid" ] || { kill -9 $job; fail "rank 2 never started"; }
 	sleep 0.$((5 + RANDOM % 5))
 	kill -9 "$pid"
-	timeout 20 tail --pid=$job -f /dev/null || { pkill -9 -P $job; fail "trial $t: the job did not end"; }
+	if ! timeout 20 tail --pid=$job -f /dev/null; then
+		cat err >&2
+		pkill -9 -P $job
+		fail "trial $t: the job did not end"
+	fi
 	wait $job
 	rc=$?
 	[ $rc -ne 0 ] || fail "trial $t: exit 0 after losing rank 2"

@@ -10,6 +10,7 @@ case_=$1
 case "$case_" in
 interrupt)
 	for sig in INT TERM; do
+		rm -f "$WORK/out" "$WORK/err" # the last round's would name its pids until emptied
 		"$EFABENCH" write --np 3 --provider shm -b 256K -e 256K -n 100000000 -w 1 -v \
 			>"$WORK/out" 2>"$WORK/err" &
 		job=$!
