@@ -17,25 +17,50 @@ size_t eb_proc_digits(char *p, unsigned long v)
 	return n;
 }
 
-char eb_proc_state(pid_t pid)
+/* /proc/<pid>/stat into buf; the offset just past the last ')' (the command name may hold
+ * spaces and parentheses: the fields follow it), or -1. */
+static ssize_t read_stat(pid_t pid, char *buf, size_t len, ssize_t *n)
 {
-	char path[48] = "/proc/", buf[512];
+	char path[48] = "/proc/";
 	size_t k = 6;
-	ssize_t n, i, close_paren = -1;
+	ssize_t i, close_paren = -1;
 	int fd;
 
 	k += eb_proc_digits(path + k, (unsigned long)pid);
 	memcpy(path + k, "/stat", 6);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return '?';
-	n = read(fd, buf, sizeof(buf));
+		return -1;
+	*n = read(fd, buf, len);
 	close(fd);
-	/* the command name may hold spaces and parentheses: the state follows the last ')' */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < *n; i++)
 		if (buf[i] == ')')
 			close_paren = i;
-	return close_paren >= 0 && close_paren + 2 < n && buf[close_paren + 1] == ' '
-		   ? buf[close_paren + 2]
-		   : '?';
+	return close_paren >= 0 && close_paren + 2 < *n && buf[close_paren + 1] == ' '
+		   ? close_paren + 2
+		   : -1;
+}
+
+char eb_proc_state(pid_t pid)
+{
+	char buf[512];
+	ssize_t n, at = read_stat(pid, buf, sizeof(buf), &n);
+
+	return at >= 0 ? buf[at] : '?';
+}
+
+int eb_proc_exiting(pid_t pid)
+{
+	char buf[512];
+	ssize_t n, at = read_stat(pid, buf, sizeof(buf), &n);
+	unsigned long flags = 0;
+	int field = 3; /* the state */
+
+	if (at < 0)
+		return 0;
+	for (; at < n && field < 9; at++) /* flags are field 9 */
+		field += buf[at] == ' ';
+	for (; at < n && buf[at] >= '0' && buf[at] <= '9'; at++)
+		flags = flags * 10 + (unsigned long)(buf[at] - '0');
+	return field == 9 && (flags & 0x4) != 0; /* PF_EXITING */
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int eb_shmseg_unlink(pid_t pid)
@@ -84,14 +85,19 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* At exit (a rank that failed, before or after its channels, leaves through here). */
+/* At exit (a rank that failed, before or after its channels, leaves through here). A peer
+ * killed a moment ago may still be on its way out (its sockets close, which is how this
+ * process learned of it, before it is a zombie): such a one gets up to a second. */
 static void at_exit(void)
 {
-	int i;
+	int i, t;
 
-	for (i = 0; i < nwatched; i++)
+	for (i = 0; i < nwatched; i++) {
+		for (t = 0; t < 200 && !dead(watched[i]) && eb_proc_exiting(watched[i]); t++)
+			nanosleep(&(struct timespec){0, 5000000}, NULL);
 		if (dead(watched[i]))
 			eb_shmseg_unlink(watched[i]);
+	}
 }
 
 void eb_shmseg_watch(pid_t pid)
