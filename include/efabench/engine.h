@@ -77,6 +77,10 @@ struct eb_engine {
  * with every rank and insert them. Collective. */
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o);
 void eb_engine_close(struct eb_engine *e);
+/* From now on e's posts to rank r go to rank r's endpoints of `to` (opened with the same
+ * channels, on every rank, in the same order): writes land, and their immediate data is counted,
+ * where `to` progresses. Collective. */
+int eb_engine_aim(struct eb_engine *e, const struct eb_engine *to);
 /* Close every channel's endpoint first (eb_chan_close_ep): after a failure, operations may
  * still be posted whose buffers and contexts the caller is about to free, and a provider may
  * touch them until the endpoint is gone. Nothing may be posted afterwards. */

@@ -175,15 +175,18 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 			 : "one per (token, destination rank) in dispatch, per (token, home rank) "
 			   "in combine: %.1f each on average",
 		     (double)writes / c->nranks);
-	eb_head_fact(h, "proxy threads", "%d per rank; producers: %d GPU blocks / %d CPU threads",
-		     st->nq, mo->producers > 0 ? mo->producers : 32, cpu);
+	eb_head_fact(
+	    h, "proxy threads", "%d per rank%s; producers: %d GPU blocks / %d CPU threads", st->nq,
+	    mo->rx_threads ? ", each with a receiving thread for what peers write here" : "",
+	    mo->producers > 0 ? mo->producers : 32, cpu);
 	eb_head_break(h);
-	spin = 1 + st->nq + ((st->inits & (1u << INIT_CPU)) ? cpu : 0);
+	spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? cpu : 0);
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores) {
 		eb_head_fact(h, "note",
-			     "%d ranks here x %d spinning threads (rank, proxy threads, CPU "
+			     "%d ranks here x %d spinning threads (rank, proxy threads%s, CPU "
 			     "producers) > %d cores: they take turns",
-			     c->e->host_ranks, spin, c->e->cores);
+			     c->e->host_ranks, spin, mo->rx_threads ? ", receiving threads" : "",
+			     c->e->cores);
 		eb_head_break(h);
 	}
 	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count()) {
@@ -215,6 +218,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_rec_str(d, "mem", eb_mem_kind_name(c->mem));
 	eb_rec_str(d, "registration", c->staged ? "staged" : eb_reg_path_name(c->path));
 	eb_rec_int(d, "proxy_threads", st->nq);
+	eb_rec_int(d, "rx_threads", st->npx - st->nq);
 	eb_rec_int(d, "chunk", (long long)c->chunk);
 	for (s = 0; s < c->nranks; s++)
 		for (t = 0; t < c->nranks; t++) {

@@ -70,7 +70,8 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		mo->initiators = INIT_ALL;
 	/* The rank, its proxy threads and its CPU producers all spin. */
 	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);
-	o->fab.threads = 1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) + cpu;
+	o->fab.threads =
+	    1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) * (1 + mo->rx_threads) + cpu;
 	return EB_OK;
 }
 
@@ -134,6 +135,11 @@ static const struct eb_opt moe_opts[] = {
      "proxy threads per rank, each with its own queue and\n"
      "channels (default: one per NIC used, fewer where this\n"
      "host's ranks would have more spinning threads than cores)"},
+    {"rx-threads", 0, NULL, eb_opt_flag, M(rx_threads), 0, 0,
+     "beside each proxy thread, a thread that progresses the\n"
+     "endpoints peers write to: where the target copies (shm's\n"
+     "GPU memory, writes emulated by messages), the proxy thread\n"
+     "then only posts (default: it does both)"},
     {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
      "GPU blocks or CPU threads per rank (default 32 blocks,\n"
      "one CPU thread per proxy thread)"},

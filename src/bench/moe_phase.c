@@ -54,10 +54,10 @@ int eb_moe_begin(struct eb_ctx *c)
 	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
 	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
-	for (k = 0; k < st->nq && rc == EB_OK; k++) {
+	for (k = 0; k < st->nq; k++)
 		st->w.d[k] = eb_proxy_dev(eb_moe_px(st, k));
+	for (k = 0; k < st->npx && rc == EB_OK; k++)
 		rc = eb_proxy_start(eb_moe_px(st, k));
-	}
 	if (rc == EB_OK && st->init == INIT_CPU)
 		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
 	return rc;
@@ -70,12 +70,12 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 
 	if (st->init == INIT_A2AV)
 		return EB_OK;
-	for (k = 0; failed && k < st->nq; k++)
+	for (k = 0; failed && k < st->npx; k++)
 		if (eb_moe_px(st, k) != NULL)
 			eb_proxy_abort(eb_moe_px(st, k));
 	eb_moe_pool_stop(st->pool);
 	st->pool = NULL;
-	for (k = 0; k < st->nq; k++) {
+	for (k = 0; k < st->npx; k++) {
 		int r = eb_moe_px(st, k) != NULL ? eb_proxy_stop(eb_moe_px(st, k)) : EB_OK;
 
 		if (rc == EB_OK)
@@ -100,7 +100,7 @@ static uint64_t signalled(const struct mstate *st, unsigned word)
 	uint64_t sum = 0;
 	int k;
 
-	for (k = 0; k < st->nq; k++)
+	for (k = 0; k < st->npx; k++)
 		sum += atomic_load_explicit(
 		    (_Atomic uint64_t *)&eb_proxy_signals(eb_moe_px(st, k))[word],
 		    memory_order_acquire);
@@ -112,7 +112,7 @@ static uint64_t idle_ns(const struct mstate *st)
 	uint64_t least = UINT64_MAX;
 	int k;
 
-	for (k = 0; k < st->nq; k++) {
+	for (k = 0; k < st->npx; k++) {
 		uint64_t n = eb_proxy_idle_ns(eb_moe_px(st, k));
 
 		least = n < least ? n : least;

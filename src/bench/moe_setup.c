@@ -17,13 +17,34 @@ static uint64_t token_bytes(const struct mopts *mo)
 				    : 2ull * (uint64_t)mo->hidden;
 }
 
+/* Proxy k's receiving partner: an engine on the same NICs that proxy k's peers write to, the
+ * destination registered on it, and a proxy that counts arrivals and applies signals. */
+static int open_rx(struct mstate *st, struct mside *sd, int k, const struct eb_fabric_opts *f,
+		   struct eb_proxy_opts o)
+{
+	int r = st->nq + k, rc;
+	struct eb_proxy_bufs b = {.dst_len = st->plan.dst_len};
+
+	rc = eb_engine_open(&sd->eng[r], sd->eng[k].boot, f);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_engine_aim(&sd->eng[k], &sd->eng[r]);
+	if (rc == EB_OK)
+		rc = eb_region_reg(&sd->dst_reg[r], &sd->eng[r], eb_payload_nic(&st->dst),
+				   FI_REMOTE_WRITE, 1);
+	o.gpu = 0; /* no producers: the signal words are read by the rank alone */
+	b.dst_keys = sd->dst_reg[r].rkeys;
+	return rc != EB_OK ? rc : eb_proxy_open(&sd->px[r], &sd->eng[r], &b, &o);
+}
+
 /* One initiator's proxy threads: an engine each (the first on every NIC the harness's uses,
  * the others on the k-th NIC where the rank has several: a thread per NIC), the regions
- * registered on it, and the proxy. Collective, in the same order on every rank. */
+ * registered on it, and the proxy; their receiving partners where asked for. Collective, in
+ * the same order on every rank. */
 static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int gpu)
 {
 	struct eb_engine *e0 = c->e;
-	int k, rc = EB_OK;
+	int rx = mown(c)->rx_threads, k, rc = EB_OK;
 
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
 		struct eb_fabric_opts f = c->o->fab;
@@ -44,8 +65,8 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 
 		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
 		/* Who spins beside this proxy thread decides how its waits poll: the rank, every
-		 * proxy thread of this initiator, and CPU producers. */
-		f.threads = 1 + st->nq +
+		 * proxy and receiving thread of this initiator, and CPU producers. */
+		f.threads = 1 + st->npx +
 			    (gpu		      ? 0
 			     : mown(c)->producers > 0 ? mown(c)->producers
 						      : st->nq);
@@ -56,15 +77,16 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 		rc = eb_engine_open(&sd->eng[k], e0->boot, &f);
 		if (rc != EB_OK)
 			break;
-		sd->neng++;
 		sd->eng[k].misplace_chunk = e0->misplace_chunk;
 		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src), FI_WRITE,
 				   0);
-		if (rc == EB_OK)
+		if (rc == EB_OK && rx)
+			rc = open_rx(st, sd, k, &f, o);
+		else if (rc == EB_OK)
 			rc = eb_region_reg(&sd->dst_reg[k], &sd->eng[k], eb_payload_nic(&st->dst),
 					   FI_REMOTE_WRITE, 1);
 		b.src_mrs = sd->src_reg[k].mr;
-		b.dst_keys = sd->dst_reg[k].rkeys;
+		b.dst_keys = sd->dst_reg[rx ? st->nq + k : k].rkeys;
 		if (rc == EB_OK)
 			rc = eb_proxy_open(&sd->px[k], &sd->eng[k], &b, &o);
 	}
@@ -75,19 +97,20 @@ static void close_side(struct mside *sd, int failed)
 {
 	int k;
 
-	/* Endpoints first: the proxies' posted receives and transfers must outlive them. */
-	for (k = 0; k < sd->neng; k++) {
+	/* Endpoints first: the proxies' posted receives and transfers must outlive them. Parts
+	 * never opened are zero, and closing them does nothing. */
+	for (k = 0; k < 2 * EB_MOE_MAX_Q; k++) {
 		if (failed)
 			eb_engine_abandon(&sd->eng[k]);
 		eb_engine_quiesce(&sd->eng[k]);
 	}
-	for (k = 0; k < sd->neng; k++) {
+	for (k = 0; k < 2 * EB_MOE_MAX_Q; k++) {
 		eb_proxy_close(sd->px[k]);
+		sd->px[k] = NULL;
 		eb_region_close(&sd->src_reg[k]);
 		eb_region_close(&sd->dst_reg[k]);
 		eb_engine_close(&sd->eng[k]);
 	}
-	sd->neng = 0;
 }
 
 /* The producers' counters (moe_work.h): per proxy thread, one per destination, one for the
@@ -130,13 +153,14 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 	return EB_OK;
 }
 
-/* Spinning threads per rank with n proxy threads: the rank, its proxy threads, CPU producers. */
+/* Spinning threads per rank with n proxy threads: the rank, its proxy threads and their
+ * receiving partners, CPU producers. */
 static int spinners(const struct eb_ctx *c, unsigned inits, int n)
 {
 	int cpu =
 	    (inits & (1u << INIT_CPU)) ? (mown(c)->producers > 0 ? mown(c)->producers : n) : 0;
 
-	return 1 + n + cpu;
+	return 1 + n * (1 + mown(c)->rx_threads) + cpu;
 }
 
 /* One proxy thread per NIC used, fewer while the ranks of this host would have more spinning
@@ -166,6 +190,7 @@ int eb_moe_setup(struct eb_ctx *c, unsigned inits)
 	st->nq = mo->proxy_threads > 0 ? mo->proxy_threads : default_threads(c, inits);
 	if (st->nq > EB_MOE_MAX_Q)
 		st->nq = EB_MOE_MAX_Q;
+	st->npx = st->nq * (1 + mo->rx_threads);
 	rc = eb_route_build(&st->rt, &mo->spec, &sh);
 	if (rc != EB_OK)
 		return rc;

@@ -25,6 +25,7 @@ struct mopts {
 	const char *route;
 	long seed;
 	int proxy_threads; /* 0: one per NIC used */
+	int rx_threads;	   /* a receiving thread beside each proxy thread */
 	int producers;	   /* 0: 1 CPU thread per proxy thread, 32 GPU blocks */
 	unsigned initiators;
 	struct eb_route_spec spec;
@@ -32,12 +33,13 @@ struct mopts {
 
 /* One initiator's proxy threads, each on an engine of its own (the harness's engine is the
  * baseline's): a proxy's posted receives live as long as its endpoint, and a GPU producer's
- * queue head lives in GPU memory, where CPU threads cannot push, so the kinds never share. */
+ * queue head lives in GPU memory, where CPU threads cannot push, so the kinds never share.
+ * With receiving threads, [nq + k] is proxy k's partner: the endpoints peers' proxy k writes
+ * to, progressed by a proxy of their own that takes no commands. */
 struct mside {
-	struct eb_engine eng[EB_MOE_MAX_Q];
-	int neng; /* opened */
-	struct eb_region src_reg[EB_MOE_MAX_Q], dst_reg[EB_MOE_MAX_Q];
-	struct eb_proxy *px[EB_MOE_MAX_Q];
+	struct eb_engine eng[2 * EB_MOE_MAX_Q];
+	struct eb_region src_reg[2 * EB_MOE_MAX_Q], dst_reg[2 * EB_MOE_MAX_Q];
+	struct eb_proxy *px[2 * EB_MOE_MAX_Q];
 };
 
 struct mstate {
@@ -46,6 +48,7 @@ struct mstate {
 	struct eb_moe_plan plan;
 	struct eb_payload src, dst; /* regions as the plan lays them out */
 	int nq;			    /* proxy threads per initiator */
+	int npx;		    /* and receiving threads: nq, or 2 nq */
 	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
 	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
@@ -92,7 +95,8 @@ int eb_moe_drive(struct eb_ctx *c);
 int eb_moe_setup(struct eb_ctx *c, unsigned inits);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
 
-/* The current initiator's proxy thread k. */
+/* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
+ * partner. */
 static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
 {
 	return st->side[st->init].px[k];

@@ -33,7 +33,9 @@ struct addr_rec {
 	char name[EB_ADDR_MAX];
 };
 
-static int exchange_addresses(struct eb_engine *e)
+/* Insert into e's address vectors every rank's endpoints of `to` (e itself, or an engine with
+ * as many channels whose endpoints are the targets of e's posts). Collective. */
+static int exchange_addresses(struct eb_engine *e, const struct eb_engine *to)
 {
 	struct addr_rec *all = malloc(sizeof(*all) * (size_t)e->size), mine;
 	char *names = malloc((size_t)EB_ADDR_MAX * (size_t)e->size);
@@ -44,8 +46,8 @@ static int exchange_addresses(struct eb_engine *e)
 		goto free_bufs;
 	for (c = 0; c < e->nchan; c++) {
 		memset(&mine, 0, sizeof(mine));
-		mine.len = (uint32_t)e->chan[c].namelen;
-		memcpy(mine.name, e->chan[c].name, e->chan[c].namelen);
+		mine.len = (uint32_t)to->chan[c].namelen;
+		memcpy(mine.name, to->chan[c].name, to->chan[c].namelen);
 		rc = eb_boot_allgather(e->boot, &mine, all, sizeof(mine), eb_engine_deadline(e));
 		if (rc != EB_OK)
 			goto free_bufs;
@@ -117,7 +119,7 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 		e->chan[c].nic_index = c % e->nnics;
 		e->nchan = c + 1;
 	}
-	rc = exchange_addresses(e);
+	rc = exchange_addresses(e, e);
 	if (rc != EB_OK)
 		goto close_chans;
 	return EB_OK;
@@ -135,6 +137,16 @@ free_nics:
 	eb_fabric_free_nics(e->nics, e->nnics);
 	e->nics = NULL;
 	return rc;
+}
+
+int eb_engine_aim(struct eb_engine *e, const struct eb_engine *to)
+{
+	if (to->nchan != e->nchan) {
+		eb_err("internal: an engine of %d channels aimed at one of %d", e->nchan,
+		       to->nchan);
+		return EB_EINVAL;
+	}
+	return exchange_addresses(e, to);
 }
 
 /* Channels of abandoned engines: still referenced, so that leak checkers see them as kept. */

@@ -6,8 +6,9 @@
 #                   matrix; a matrix file with a rank that receives nothing
 #   corrupt         a flipped byte in what landed is counted in #wrong and fails the run
 #   refuse          bad shapes end in one line and exit 2 before any rank starts
-#   kill | stop     a rank killed (or stopped) mid-dispatch: every rank ends non-zero within the
-#                   deadline + 5 s, the survivors (or the launcher) name it; nothing is left
+#   kill | stop [PROV [ARGS]]  a rank killed (or stopped) mid-dispatch: every rank ends
+#                   non-zero within the deadline + 5 s, the survivors (or the launcher) name it;
+#                   nothing is left
 #   gpu             GPU producers beside CPU producers (skipped without a GPU): pinned memory,
 #                   and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +72,7 @@ def writes(r, phase):
 for r in res:
     want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
     assert abs(r["writes"] - want) <= 1e-9 * max(1, want), (r["writes"], want, r)
+assert s["rx_threads"] in (0, s["proxy_threads"]), (s["rx_threads"], s["proxy_threads"])
 print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
 PY
 }
@@ -87,6 +89,12 @@ routes)
 		--dtype fp8 -n 2 -w 1
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
 		--route hot:0,3 --proxy-threads 2 --producers 3 -n 2 -w 1 --check
+	# Proxy threads that only post, each beside a thread receiving what peers write here.
+	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
+		--route hot:1,4 --proxy-threads 2 --rx-threads -n 3 -w 1 --check
+	grep -q "each with a receiving thread" "$WORK/out" || fail "the header does not say rx"
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
+		--rx-threads --producers 2 -n 2 -w 1 --check
 	# Shares cut into writes of a chunk's worth (4 tokens), packed and put in turn.
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
 		--chunk 4K --producers 2 -n 2 -w 1 --check
@@ -141,7 +149,7 @@ kill | stop)
 	victim=1 sig=9 timeout=5
 	[ "$mode" = stop ] && sig=STOP
 	"$EFABENCH" moe --np 3 --provider "${2:-shm}" --initiators cpu --tokens 64 --experts 48 --hidden 1024 \
-		-n 100000000 -w 1 --timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
+		-n 100000000 -w 1 --timeout $timeout -v "${@:3}" >"$WORK/out" 2>"$WORK/err" &
 	job=$!
 	pid=
 	for _ in $(seq 300); do
@@ -188,6 +196,8 @@ gpu)
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
+	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 --rx-threads -n 3 \
+		--check
 	# Staged: tokens and outputs in GPU memory, the fabric on pinned bounce buffers (any
 	# libfabric), every byte checked where it ends, in GPU memory.
 	run gpu,cpu,a2av --np 2 --provider shm --mem device --staged --tokens 64 --hidden 1024 -n 5 \
@@ -202,6 +212,9 @@ gpu)
 			grep "registration" "$WORK/out"
 		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
 			--dtype fp8 -n 3 --check
+		# shm's target copies GPU memory: here in the receiving threads.
+		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
+			--rx-threads -n 3 --check
 	fi
 	;;
 *) fail "unknown mode $mode" ;;
