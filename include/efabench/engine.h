@@ -74,7 +74,7 @@ struct eb_engine {
 };
 
 /* Choose the provider, open one channel per NIC (up to opts->channels), exchange addresses
- * with every rank and insert them. Collective. */
+ * with every rank and insert them. Collective. On failure e is left as if closed. */
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o);
 void eb_engine_close(struct eb_engine *e);
 /* From now on e's posts to rank r go to rank r's endpoints of `to` (opened with the same

@@ -136,6 +136,7 @@ free_tables:
 free_nics:
 	eb_fabric_free_nics(e->nics, e->nnics);
 	e->nics = NULL;
+	e->nnics = 0; /* closing an engine that failed to open does nothing */
 	return rc;
 }
 
