@@ -189,6 +189,14 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 			     c->e->cores);
 		eb_head_break(h);
 	}
+	if (c->mem == EB_MEM_DEVICE && !c->staged && !mo->rx_threads &&
+	    strncmp(c->e->prov, "shm", 3) == 0 && (st->inits & ~(1u << INIT_A2AV))) {
+		eb_head_fact(h, "note",
+			     "shm copies GPU memory at the target, in the thread that progresses "
+			     "it: here the proxy thread, between its posts (--rx-threads gives the "
+			     "copies a thread of their own)");
+		eb_head_break(h);
+	}
 	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count()) {
 		/* The proxy benchmark measured it: without MPS a producers' kernel holds the GPU
 		 * while the other processes' copies wait. */
