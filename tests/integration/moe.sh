@@ -18,11 +18,12 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "
 
 # run WANT_INITIATORS ARGS...: a verified run whose JSON checks out.
 run() {
-	local want=$1
+	local want=$1 rx=0
 	shift
+	case " $* " in *" --rx-threads "*) rx=1 ;; esac
 	run_ok "efabench moe $*" timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
-	python3 - "$WORK/out.json" "$want" <<'PY' || fail "JSON report does not check out"
+	python3 - "$WORK/out.json" "$want" "$rx" <<'PY' || fail "JSON report does not check out"
 import json, sys
 d = json.load(open(sys.argv[1]))
 want = sys.argv[2].split(",")
@@ -72,7 +73,7 @@ def writes(r, phase):
 for r in res:
     want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
     assert abs(r["writes"] - want) <= 1e-9 * max(1, want), (r["writes"], want, r)
-assert s["rx_threads"] in (0, s["proxy_threads"]), (s["rx_threads"], s["proxy_threads"])
+assert s["rx_threads"] == int(sys.argv[3]) * s["proxy_threads"], (s["rx_threads"], sys.argv[3])
 print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
 PY
 }
