@@ -39,6 +39,10 @@ int eb_mem_gpu_count(void);
 /* Why CUDA sees no GPU, for a one-line refusal ("no CUDA driver: ...", "a build without
  * CUDA"); NULL when it sees one. Initialises CUDA in the calling process. */
 const char *eb_mem_gpu_absent(void);
+/* 1 when an MPS control daemon runs for CUDA to connect to: its pid file in
+ * $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) names a live process. Ranks sharing a
+ * GPU then share it through MPS. */
+int eb_mem_mps_running(void);
 
 /* The GPU's PCI address as sysfs spells it ("0000:53:00.0"); EB_ENOTSUP without CUDA. */
 int eb_mem_gpu_pci(int gpu, char *bdf, size_t len);

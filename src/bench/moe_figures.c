@@ -197,7 +197,8 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 			     "copies a thread of their own)");
 		eb_head_break(h);
 	}
-	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count()) {
+	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count() &&
+	    !eb_mem_mps_running()) {
 		/* The proxy benchmark measured it: without MPS a producers' kernel holds the GPU
 		 * while the other processes' copies wait. */
 		eb_head_fact(h, "note",

@@ -67,7 +67,8 @@ static void proxy_facts(const struct eb_ctx *c, struct eb_head *h)
 	/* Measured on one H100 with two ranks: 2.4 ms per put, ~1-8 % of the CPU's writes; under
 	 * MPS 0.94-1.00. */
 	if (!po->on_cpu && c->mem == EB_MEM_DEVICE && c->e->boot->local_size > 1 &&
-	    (c->o->gpu >= 0 || c->e->boot->local_size > eb_mem_gpu_count())) {
+	    (c->o->gpu >= 0 || c->e->boot->local_size > eb_mem_gpu_count()) &&
+	    !eb_mem_mps_running()) {
 		eb_head_fact(
 		    h, "note",
 		    "ranks here share a GPU. Without MPS their processes take turns on it "

@@ -5,7 +5,31 @@
 #include "efabench/status.h"
 #include "../core/log.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+int eb_mem_mps_running(void)
+{
+	const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+	char path[PATH_MAX];
+	long pid = 0;
+	FILE *f;
+
+	/* The daemon leaves its control socket behind when it quits, not its pid file. */
+	snprintf(path, sizeof(path), "%s/nvidia-cuda-mps-control.pid",
+		 dir != NULL && dir[0] ? dir : "/tmp/nvidia-mps");
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
 
 static int host_alloc(struct eb_mem *m, size_t len, const char *what)
 {
