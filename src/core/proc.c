@@ -1,6 +1,8 @@
 #include "proc.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,6 +49,16 @@ char eb_proc_state(pid_t pid)
 	ssize_t n, at = read_stat(pid, buf, sizeof(buf), &n);
 
 	return at >= 0 ? buf[at] : '?';
+}
+
+int eb_proc_alive(pid_t pid)
+{
+	char s;
+
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+		return 0;
+	s = eb_proc_state(pid);
+	return s != 'Z' && s != 'X';
 }
 
 int eb_proc_exiting(pid_t pid)

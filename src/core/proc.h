@@ -8,6 +8,9 @@
 /* A process's scheduling state from /proc (R, S, D, T stopped, t traced, Z ...); '?' if unknown. */
 char eb_proc_state(pid_t pid);
 
+/* Whether the process exists and is not a zombie (someone else's counts: EPERM). */
+int eb_proc_alive(pid_t pid);
+
 /* Whether the process is on its way out (PF_EXITING: killed or exiting, not yet a zombie). */
 int eb_proc_exiting(pid_t pid);
 

@@ -45,12 +45,7 @@ static int handling;
  * name again, while the launcher that ends it will not remove it. */
 static int dead(pid_t pid)
 {
-	char s;
-
-	if (kill(pid, 0) != 0)
-		return errno == ESRCH; /* EPERM: someone else's, alive */
-	s = eb_proc_state(pid);
-	return s == 'Z' || s == 'X' || s == 'T';
+	return !eb_proc_alive(pid) || eb_proc_state(pid) == 'T';
 }
 
 /* Unlink "/dev/shm/<pid>:<uid>:<n>" for n below MAX_EP, async-signal-safe. */

@@ -4,10 +4,9 @@
 #include "efabench/buf.h"
 #include "efabench/status.h"
 #include "../core/log.h"
+#include "../core/proc.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@ int eb_mem_mps_running(void)
 	if (fscanf(f, "%ld", &pid) != 1)
 		pid = 0;
 	fclose(f);
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	return eb_proc_alive((pid_t)pid);
 }
 
 static int host_alloc(struct eb_mem *m, size_t len, const char *what)
