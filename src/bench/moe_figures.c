@@ -168,13 +168,18 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 		     (long long)lo, (double)sum / c->nranks, (long long)hi,
 		     sum > 0 ? (double)hi * c->nranks / (double)sum : 0.0);
 	eb_head_break(h);
-	eb_head_fact(h, "writes per rank",
-		     mo->preset == MOE_PREFILL
-			 ? "packed: a proxy thread's share of the tokens for a destination, a "
-			   "chunk's worth per write, packed by all its producers"
-			 : "one per (token, destination rank) in dispatch, per (token, home rank) "
-			   "in combine: %.1f each on average",
-		     (double)writes / c->nranks);
+	if (mo->preset == MOE_PREFILL)
+		eb_head_fact(h, "writes per rank",
+			     "packed: a proxy thread's share of the tokens for a destination, in "
+			     "writes of %lld tokens (dispatch) or %lld outputs (combine) at most, "
+			     "packed by all its producers",
+			     (long long)eb_moe_piece(c, st, 0), (long long)eb_moe_piece(c, st, 1));
+	else
+		eb_head_fact(
+		    h, "writes per rank",
+		    "one per (token, destination rank) in dispatch, per (token, home rank) "
+		    "in combine: %.1f each on average",
+		    (double)writes / c->nranks);
 	eb_head_fact(
 	    h, "proxy threads", "%d per rank%s; producers: %d GPU blocks / %d CPU threads", st->nq,
 	    mo->rx_threads ? ", each with a receiving thread for what peers write here" : "",
@@ -229,6 +234,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_rec_int(d, "proxy_threads", st->nq);
 	eb_rec_int(d, "rx_threads", st->npx - st->nq);
 	eb_rec_int(d, "chunk", (long long)c->chunk);
+	eb_rec_int(d, "piece", (long long)(mo->piece ? mo->piece : c->chunk));
 	for (s = 0; s < c->nranks; s++)
 		for (t = 0; t < c->nranks; t++) {
 			struct eb_rec *it = eb_rec_item(d, "traffic");

@@ -140,6 +140,10 @@ static const struct eb_opt moe_opts[] = {
      "endpoints peers write to: where the target copies (shm's\n"
      "GPU memory, writes emulated by messages), the proxy thread\n"
      "then only posts (default: it does both)"},
+    {"piece", 0, "S", eb_opt_size, M(piece), 1, (double)(1ull << 40),
+     "prefill: bytes a packed write carries at most; the\n"
+     "producers pack the next piece while one travels (default:\n"
+     "--chunk, which the a2av's writes keep)"},
     {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
      "GPU blocks or CPU threads per rank (default 32 blocks,\n"
      "one CPU thread per proxy thread)"},
@@ -172,7 +176,7 @@ const struct eb_cmd eb_cmd_moe = {
 	"  writes a rank posts to other ranks per second (JSON: writes per iteration), as\n"
 	"  the proxy threads counted the puts they started over every iteration run:\n"
 	"  decode one per (token, destination); prefill a proxy thread's share per\n"
-	"  destination in writes of --chunk / bytes per token (or output) tokens, each\n"
+	"  destination in writes of --piece / bytes per token (or output) tokens, each\n"
 	"  packed by all the thread's producers; a2av one per destination.\n"
 	"  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong 8-byte\n"
 	"  words of tokens + wrong bf16 outputs + wrong sums. JSON adds each rank's p50/p99\n"

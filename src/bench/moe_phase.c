@@ -22,7 +22,8 @@ static const char *const step_name[] = {"dispatch", "combine"};
 
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
-	uint64_t n = c->chunk / (which ? st->plan.out_bytes : st->plan.tok_bytes);
+	uint64_t piece = mown(c)->piece ? mown(c)->piece : c->chunk;
+	uint64_t n = piece / (which ? st->plan.out_bytes : st->plan.tok_bytes);
 
 	return n > 0 ? (int64_t)n : 1;
 }

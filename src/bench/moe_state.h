@@ -27,6 +27,7 @@ struct mopts {
 	int proxy_threads; /* 0: one per NIC used */
 	int rx_threads;	   /* a receiving thread beside each proxy thread */
 	int producers;	   /* 0: 1 CPU thread per proxy thread, 32 GPU blocks */
+	uint64_t piece;	   /* prefill: bytes per packed write at most (0: --chunk) */
 	unsigned initiators;
 	struct eb_route_spec spec;
 };
@@ -109,7 +110,7 @@ int eb_moe_iter(struct eb_ctx *c);
 /* Puts this initiator's proxy threads have started so far (0 for the a2av). */
 uint64_t eb_moe_puts(const struct mstate *st);
 /* A phase's items for the producers (host arrays), and how many a packed write holds at
- * most: a chunk's worth (--chunk / bytes per token or output), at least one. */
+ * most: a piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
 struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which);
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
 /* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */

@@ -18,12 +18,18 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "
 
 # run WANT_INITIATORS ARGS...: a verified run whose JSON checks out.
 run() {
-	local want=$1 rx=0
+	local want=$1 rx=0 piece=0 a
 	shift
 	case " $* " in *" --rx-threads "*) rx=1 ;; esac
+	for a in "$@"; do
+		[ "$piece" = next ] && piece=$a
+		[ "$a" = --piece ] && piece=next
+	done
+	piece=${piece/K/*1024}
+	piece=${piece/M/*1048576}
 	run_ok "efabench moe $*" timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
-	python3 - "$WORK/out.json" "$want" "$rx" <<'PY' || fail "JSON report does not check out"
+	python3 - "$WORK/out.json" "$want" "$rx" "$((piece))" <<'PY' || fail "JSON report does not check out"
 import json, sys
 d = json.load(open(sys.argv[1]))
 want = sys.argv[2].split(",")
@@ -56,7 +62,7 @@ for r in res:
         assert abs(r["vs_a2av"] - r["p50_us"] / base[r["phase"]]) <= 1e-6 * r["vs_a2av"], r
 # Writes per rank to other ranks (mean): the baseline one per nonempty pair; decode one per
 # (token, destination); prefill each proxy thread's share (of those with producers) in writes
-# of a chunk's worth at most, whatever the number of producers packing it.
+# of a piece's worth at most (--piece, else --chunk), whatever the number of producers packing it.
 def writes(r, phase):
     tot = 0
     for (a, b), t in tm.items():
@@ -66,7 +72,7 @@ def writes(r, phase):
         elif s["preset"] == "decode":
             tot += m
         else:
-            piece = max(1, s["chunk"] // s["token_bytes" if phase == "dispatch" else "output_bytes"])
+            piece = max(1, s["piece"] // s["token_bytes" if phase == "dispatch" else "output_bytes"])
             Q = min(s["proxy_threads"], r["producers"])
             tot += sum(-(-(m * (q + 1) // Q - m * q // Q) // piece) for q in range(Q))
     return tot / n
@@ -74,6 +80,7 @@ for r in res:
     want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
     assert abs(r["writes"] - want) <= 1e-9 * max(1, want), (r["writes"], want, r)
 assert s["rx_threads"] == int(sys.argv[3]) * s["proxy_threads"], (s["rx_threads"], sys.argv[3])
+assert s["piece"] == (int(sys.argv[4]) or s["chunk"]), (s["piece"], s["chunk"], sys.argv[4])
 print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
 PY
 }
@@ -99,6 +106,10 @@ routes)
 	# Shares cut into writes of a chunk's worth (4 tokens), packed and put in turn.
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
 		--chunk 4K --producers 2 -n 2 -w 1 --check
+	# --piece cuts the producers' writes (3 tokens); the a2av keeps the chunk.
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
+		--chunk 64K --piece 3K --producers 2 -n 2 -w 1 --check
+	grep -q "in writes of 3 tokens (dispatch) or 3 outputs" "$WORK/out" || fail "no piece in the header"
 	# Rank 1 receives nothing; rank 0 sends nothing to anyone but itself.
 	python3 - "$np" >"$WORK/matrix" <<'PY'
 import sys
@@ -137,7 +148,7 @@ refuse)
 	for args in "--topk 9 --experts 8" "--experts 9 --topk 2" "--tokens 0" "--dtype fp8 --hidden 200" \
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
-		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0"; do
+		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?
@@ -197,6 +208,8 @@ gpu)
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
+	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
+		--hidden 1024 --piece 64K -n 3 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 --rx-threads -n 3 \
 		--check
 	# Staged: tokens and outputs in GPU memory, the fabric on pinned bounce buffers (any
@@ -216,6 +229,8 @@ gpu)
 		# shm's target copies GPU memory: here in the receiving threads.
 		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
 			--rx-threads -n 3 --check
+		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
+			--rx-threads --piece 1M -n 3 --check
 	fi
 	;;
 *) fail "unknown mode $mode" ;;
