@@ -19,7 +19,8 @@ def table(folder):
     print(f"## {folder}: {len(runs)} runs; {d['ranks']} ranks, {d['preset']}, {d['tokens']} tokens, "
           f"hidden {d['hidden']}, top-{d['topk']} of {d['experts']}, {d['dtype']}, {d['routing']}, "
           f"{d['provider']}, {d['mem']} memory ({d.get('registration', '?')}), {d['proxy_threads']} proxy thread(s)"
-          + (f" + {d['rx_threads']} receiving" if d.get("rx_threads") else ""))
+          + (f" + {d['rx_threads']} receiving" if d.get("rx_threads") else "")
+          + (f", pieces of {d['piece']} B (chunk {d['chunk']} B)" if d.get("piece", d.get("chunk")) != d.get("chunk") else ""))
     print("| initiator | phase | runs | p50 us | wire GB/s | sel GB/s | Mwr/s | x a2av (range) |")
     print("|---|---|--:|--:|--:|--:|--:|--:|")
     keys = []
