@@ -37,6 +37,10 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		       "not apply");
 		return EB_EINVAL;
 	}
+	if (mo->piece && mo->preset != MOE_PREFILL) {
+		eb_err("--piece cuts prefill's packed writes: decode writes each token on its own");
+		return EB_EINVAL;
+	}
 	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
 	mo->hidden = mo->hidden ? mo->hidden : presets[mo->preset].hidden;
 	mo->topk = mo->topk ? mo->topk : presets[mo->preset].topk;

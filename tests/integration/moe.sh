@@ -148,7 +148,7 @@ refuse)
 	for args in "--topk 9 --experts 8" "--experts 9 --topk 2" "--tokens 0" "--dtype fp8 --hidden 200" \
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
-		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0"; do
+		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0" "--piece 4K"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?
