@@ -199,12 +199,23 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 	} else {
 #ifdef EB_HAVE_CUDA
 		st->w.ph = st->dev[which];
+		st->w.own_by_rank = c->mem != EB_MEM_DEVICE || c->staged;
 		rc = eb_mk_launch(&st->w);
+		st->w.own_by_rank = 0;
 #else
 		rc = EB_ENOTSUP;
 #endif
 		if (rc != EB_OK)
 			return rc;
+		/* Host memory: the rank copies its own items while the blocks post. */
+		if (c->mem != EB_MEM_DEVICE || c->staged) {
+			struct eb_moe_work own = st->w;
+
+			own.ph = eb_moe_host_phase(c, st, which);
+			own.gather = NULL;
+			(void)eb_moe_copy_items(&own, 1, own.ph.off[c->rank],
+						own.ph.off[c->rank + 1]);
+		}
 	}
 	for (;;) {
 		if (!done && (done = producers_done(st, &failed)) < 0)

@@ -5,8 +5,8 @@
  * the thread's share into pieces of a chunk's worth of items, each producer packs its part of
  * every piece and the last to finish a piece puts it whole: one write per piece whatever the
  * number of producers, the next piece packed while the last one travels. Items for the rank
- * itself are copied locally. Each proxy thread's producers signal every destination once per
- * phase (eb_moe_produce). */
+ * itself are copied locally (by the rank's thread where own_by_rank says so). Each proxy thread's
+ * producers signal every destination once per phase (eb_moe_produce). */
 #ifndef EB_GPU_MOE_WORK_H
 #define EB_GPU_MOE_WORK_H
 
@@ -34,6 +34,9 @@ struct eb_moe_phase {
 struct eb_moe_work {
 	struct eb_proxy_dev d[EB_MOE_MAX_Q];
 	int nq, producers, rank, ranks, coalesce;
+	/* The rank's own items are copied by the rank's thread, not the producers: GPU blocks
+	 * over host memory would read and write them across PCIe. */
+	int own_by_rank;
 	char *src, *dst; /* this rank's regions: packing and its own items are local copies */
 	struct eb_moe_phase ph;
 	/* CPU producers over GPU memory: gather copies a range of items at once (one kernel on
@@ -285,6 +288,8 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
+		if (peer == w->rank && w->own_by_rank)
+			continue;
 		if (peer != w->rank && w->coalesce)
 			r = eb_moe_pieces(w, d, q, i, peer, a, b);
 		else
