@@ -178,6 +178,14 @@ static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int
 	return EB_EFABRIC;
 }
 
+/* Whether the rank's thread copies its own items while GPU blocks post: decode over host
+ * memory, where a block copying token by token across PCIe took longer than the rank's
+ * memcpy of them (a prefill rank's own block, tens of MB, streams faster through the GPU). */
+static int own_by_rank(const struct eb_ctx *c, const struct mstate *st)
+{
+	return !st->w.coalesce && (c->mem != EB_MEM_DEVICE || c->staged);
+}
+
 static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 {
 	const struct eb_moe_plan *pl = &st->plan;
@@ -199,7 +207,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 	} else {
 #ifdef EB_HAVE_CUDA
 		st->w.ph = st->dev[which];
-		st->w.own_by_rank = c->mem != EB_MEM_DEVICE || c->staged;
+		st->w.own_by_rank = own_by_rank(c, st);
 		rc = eb_mk_launch(&st->w);
 		st->w.own_by_rank = 0;
 #else
@@ -207,8 +215,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 #endif
 		if (rc != EB_OK)
 			return rc;
-		/* Host memory: the rank copies its own items while the blocks post. */
-		if (c->mem != EB_MEM_DEVICE || c->staged) {
+		if (own_by_rank(c, st)) {
 			struct eb_moe_work own = st->w;
 
 			own.ph = eb_moe_host_phase(c, st, which);

@@ -34,8 +34,8 @@ struct eb_moe_phase {
 struct eb_moe_work {
 	struct eb_proxy_dev d[EB_MOE_MAX_Q];
 	int nq, producers, rank, ranks, coalesce;
-	/* The rank's own items are copied by the rank's thread, not the producers: GPU blocks
-	 * over host memory would read and write them across PCIe. */
+	/* The rank's own items are copied by the rank's thread, not the producers (GPU blocks
+	 * in decode over host memory, which would copy them token by token across PCIe). */
 	int own_by_rank;
 	char *src, *dst; /* this rank's regions: packing and its own items are local copies */
 	struct eb_moe_phase ph;
