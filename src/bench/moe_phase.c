@@ -179,8 +179,9 @@ static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int
 }
 
 /* Whether the rank's thread copies its own items while GPU blocks post: decode over host
- * memory, where a block copying token by token across PCIe took longer than the rank's
- * memcpy of them (a prefill rank's own block, tens of MB, streams faster through the GPU). */
+ * memory, where blocks copying token by token across PCIe took longer than the rank's memcpy
+ * of them. Prefill's own block, tens of MB, stays with the blocks: one CPU thread copying it
+ * could outlast the writes. */
 static int own_by_rank(const struct eb_ctx *c, const struct mstate *st)
 {
 	return !st->w.coalesce && (c->mem != EB_MEM_DEVICE || c->staged);
