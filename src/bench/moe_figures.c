@@ -234,7 +234,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	eb_rec_int(d, "proxy_threads", st->nq);
 	eb_rec_int(d, "rx_threads", st->npx - st->nq);
 	eb_rec_int(d, "chunk", (long long)c->chunk);
-	eb_rec_int(d, "piece", (long long)(mo->piece ? mo->piece : c->chunk));
+	eb_rec_int(d, "piece", (long long)eb_moe_piece_bytes(c));
 	for (s = 0; s < c->nranks; s++)
 		for (t = 0; t < c->nranks; t++) {
 			struct eb_rec *it = eb_rec_item(d, "traffic");

@@ -22,8 +22,7 @@ static const char *const step_name[] = {"dispatch", "combine"};
 
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
-	uint64_t piece = mown(c)->piece ? mown(c)->piece : c->chunk;
-	uint64_t n = piece / (which ? st->plan.out_bytes : st->plan.tok_bytes);
+	uint64_t n = eb_moe_piece_bytes(c) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
 
 	return n > 0 ? (int64_t)n : 1;
 }
@@ -191,7 +190,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	uint64_t deadline = eb_deadline(c->o->fab.timeout_s), spins = 0;
-	int s, done = 0, failed = 0, rc = EB_OK, late;
+	int s, done = 0, failed = 0, rc = EB_OK, late, own = own_by_rank(c, st);
 
 	for (s = 0; s < c->nranks; s++)
 		if (s != c->rank)
@@ -208,7 +207,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 	} else {
 #ifdef EB_HAVE_CUDA
 		st->w.ph = st->dev[which];
-		st->w.own_by_rank = own_by_rank(c, st);
+		st->w.own_by_rank = own; /* the kernel takes w by value: CPU producers see 0 */
 		rc = eb_mk_launch(&st->w);
 		st->w.own_by_rank = 0;
 #else
@@ -216,13 +215,12 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 #endif
 		if (rc != EB_OK)
 			return rc;
-		if (own_by_rank(c, st)) {
-			struct eb_moe_work own = st->w;
+		if (own) {
+			struct eb_moe_work hw = st->w;
 
-			own.ph = eb_moe_host_phase(c, st, which);
-			own.gather = NULL;
-			(void)eb_moe_copy_items(&own, 1, own.ph.off[c->rank],
-						own.ph.off[c->rank + 1]);
+			hw.ph = eb_moe_host_phase(c, st, which);
+			hw.gather = NULL;
+			(void)eb_moe_copy_items(&hw, 1, hw.ph.off[c->rank], hw.ph.off[c->rank + 1]);
 		}
 	}
 	for (;;) {

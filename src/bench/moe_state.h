@@ -96,6 +96,12 @@ int eb_moe_drive(struct eb_ctx *c);
 int eb_moe_setup(struct eb_ctx *c, unsigned inits);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
 
+/* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
+static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c)
+{
+	return mown(c)->piece ? mown(c)->piece : c->chunk;
+}
+
 /* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
  * partner. */
 static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
