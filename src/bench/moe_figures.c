@@ -135,6 +135,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	int64_t lo = INT64_MAX, hi = 0, sum = 0, writes = 0;
 	int cpu = mo->producers > 0 ? mo->producers : st->nq, s, t, spin;
 	char route[300];
+	const char *rx = "";
 
 	for (t = 0; t < c->nranks; t++) {
 		int64_t in = 0;
@@ -180,21 +181,23 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 		    "one per (token, destination rank) in dispatch, per (token, home rank) "
 		    "in combine: %.1f each on average",
 		    (double)writes / c->nranks);
-	eb_head_fact(
-	    h, "proxy threads", "%d per rank%s; producers: %d GPU blocks / %d CPU threads", st->nq,
-	    mo->rx_threads ? ", each with a receiving thread for what peers write here" : "",
-	    mo->producers > 0 ? mo->producers : 32, cpu);
+	if (st->rx)
+		rx = ", each with a receiving thread for what peers write here";
+	else if (!mo->no_rx_threads)
+		rx = ", no receiving threads (too few cores here; --rx-threads adds them)";
+	eb_head_fact(h, "proxy threads", "%d per rank%s; producers: %d GPU blocks / %d CPU threads",
+		     st->nq, rx, mo->producers > 0 ? mo->producers : 32, cpu);
 	eb_head_break(h);
 	spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? cpu : 0);
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores) {
 		eb_head_fact(h, "note",
 			     "%d ranks here x %d spinning threads (rank, proxy threads%s, CPU "
 			     "producers) > %d cores: they take turns",
-			     c->e->host_ranks, spin, mo->rx_threads ? ", receiving threads" : "",
+			     c->e->host_ranks, spin, st->rx ? ", receiving threads" : "",
 			     c->e->cores);
 		eb_head_break(h);
 	}
-	if (c->mem == EB_MEM_DEVICE && !c->staged && !mo->rx_threads &&
+	if (c->mem == EB_MEM_DEVICE && !c->staged && !st->rx &&
 	    strncmp(c->e->prov, "shm", 3) == 0 && (st->inits & ~(1u << INIT_A2AV))) {
 		eb_head_fact(h, "note",
 			     "shm copies GPU memory at the target, in the thread that progresses "

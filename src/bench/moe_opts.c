@@ -37,6 +37,10 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		       "not apply");
 		return EB_EINVAL;
 	}
+	if (mo->rx_threads && mo->no_rx_threads) {
+		eb_err("--rx-threads and --no-rx-threads: pick one");
+		return EB_EINVAL;
+	}
 	if (mo->piece && mo->preset != MOE_PREFILL) {
 		eb_err("--piece cuts prefill's packed writes: decode writes each token on its own");
 		return EB_EINVAL;
@@ -72,10 +76,11 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		o->want_gpu = "--initiators gpu";
 	if (mo->initiators == 0)
 		mo->initiators = INIT_ALL;
-	/* The rank, its proxy threads and its CPU producers all spin. */
+	/* The rank, its proxy threads, their receiving partners (counted unless refused: the
+	 * cores are known only once the ranks run) and its CPU producers all spin. */
 	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);
 	o->fab.threads =
-	    1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) * (1 + mo->rx_threads) + cpu;
+	    1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) * (2 - mo->no_rx_threads) + cpu;
 	return EB_OK;
 }
 
@@ -143,7 +148,11 @@ static const struct eb_opt moe_opts[] = {
      "beside each proxy thread, a thread that progresses the\n"
      "endpoints peers write to: where the target copies (shm's\n"
      "GPU memory, writes emulated by messages), the proxy thread\n"
-     "then only posts (default: it does both)"},
+     "then only posts (default: where this host's ranks have a\n"
+     "core for every spinning thread with them)"},
+    {"no-rx-threads", 0, NULL, eb_opt_flag, M(no_rx_threads), 0, 0,
+     "no receiving threads: each proxy thread posts and\n"
+     "progresses what peers write here"},
     {"piece", 0, "S", eb_opt_size, M(piece), 1, (double)(1ull << 40),
      "prefill: bytes a packed write carries at most; the\n"
      "producers pack the next piece while one travels (default:\n"

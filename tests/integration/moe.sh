@@ -18,9 +18,9 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c "
 
 # run WANT_INITIATORS ARGS...: a verified run whose JSON checks out.
 run() {
-	local want=$1 rx=0 piece=0 a
+	local want=$1 rx=auto piece=0 a
 	shift
-	case " $* " in *" --rx-threads "*) rx=1 ;; esac
+	case " $* " in *" --rx-threads "*) rx=1 ;; *" --no-rx-threads "*) rx=0 ;; esac
 	for a in "$@"; do
 		[ "$piece" = next ] && piece=$a
 		[ "$a" = --piece ] && piece=next
@@ -79,7 +79,9 @@ def writes(r, phase):
 for r in res:
     want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
     assert abs(r["writes"] - want) <= 1e-9 * max(1, want), (r["writes"], want, r)
-assert s["rx_threads"] == int(sys.argv[3]) * s["proxy_threads"], (s["rx_threads"], sys.argv[3])
+# Receiving threads: as asked, or by default one per proxy thread or none (checked below).
+rx = {"0": [0], "1": [1], "auto": [0, 1]}[sys.argv[3]]
+assert s["rx_threads"] in [x * s["proxy_threads"] for x in rx], (s["rx_threads"], sys.argv[3])
 assert s["piece"] == (int(sys.argv[4]) or s["chunk"]), (s["piece"], s["chunk"], sys.argv[4])
 print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
 PY
@@ -101,6 +103,22 @@ routes)
 	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
 		--route hot:1,4 --proxy-threads 2 --rx-threads -n 3 -w 1 --check
 	grep -q "each with a receiving thread" "$WORK/out" || fail "the header does not say rx"
+	# By default a receiving thread each where the host's cores allow: 2 ranks, each with
+	# itself, a proxy thread, its partner and a CPU producer spinning.
+	run $cpu --np 2 --provider "$prov" --tokens 24 --hidden 256 --experts 16 -n 3 -w 1
+	python3 - "$WORK/out.json" "$(nproc)" <<'PY' || fail "default receiving threads"
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = d["proxy_threads"]
+want = q if 2 * (1 + 2 * q + q) <= int(sys.argv[2]) else 0
+assert d["rx_threads"] == want, (d["rx_threads"], want, sys.argv[2])
+PY
+	if [ "$(nproc)" -lt 8 ]; then
+		grep -q "no receiving threads (too few cores here" "$WORK/out" || fail "the header does not say why"
+	fi
+	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 --no-rx-threads \
+		-n 3 -w 1
+	grep -q "proxy threads: 1 per rank; producers" "$WORK/out" || fail "--no-rx-threads in the header"
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
 		--rx-threads --producers 2 -n 2 -w 1 --check
 	# Shares cut into writes of a chunk's worth (4 tokens), packed and put in turn.
@@ -148,7 +166,8 @@ refuse)
 	for args in "--topk 9 --experts 8" "--experts 9 --topk 2" "--tokens 0" "--dtype fp8 --hidden 200" \
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
-		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0" "--piece 4K"; do
+		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0" "--piece 4K" \
+		"--rx-threads --no-rx-threads"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?
