@@ -186,7 +186,7 @@ void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh)
 	else if (!mo->no_rx_threads)
 		rx = ", no receiving threads (too few cores here; --rx-threads adds them)";
 	eb_head_fact(h, "proxy threads", "%d per rank%s; producers: %d GPU blocks / %d CPU threads",
-		     st->nq, rx, mo->producers > 0 ? mo->producers : 32, cpu);
+		     st->nq, rx, st->blocks, cpu);
 	eb_head_break(h);
 	spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? cpu : 0);
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores) {

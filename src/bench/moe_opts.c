@@ -158,8 +158,9 @@ static const struct eb_opt moe_opts[] = {
      "producers pack the next piece while one travels (default:\n"
      "--chunk, which the a2av's writes keep)"},
     {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
-     "GPU blocks or CPU threads per rank (default 32 blocks,\n"
-     "one CPU thread per proxy thread)"},
+     "GPU blocks or CPU threads per rank (default: 32 blocks in\n"
+     "decode, one per multiprocessor in prefill, whose blocks\n"
+     "pack; one CPU thread per proxy thread)"},
 };
 
 static const struct eb_bench moe_bench = {.drive = eb_moe_drive, .uses = EB_USES_FABRIC};

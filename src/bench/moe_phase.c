@@ -49,7 +49,9 @@ int eb_moe_begin(struct eb_ctx *c)
 
 	if (st->init == INIT_A2AV)
 		return EB_OK;
-	st->producers = mo->producers > 0 ? mo->producers : st->init == INIT_GPU ? 32 : st->nq;
+	st->producers = st->init == INIT_GPU ? st->blocks
+			: mo->producers > 0  ? mo->producers
+					     : st->nq;
 	st->w.producers = st->producers;
 	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */

@@ -27,7 +27,7 @@ struct mopts {
 	int proxy_threads; /* 0: one per NIC used */
 	int rx_threads;	   /* a receiving thread beside each proxy thread: asked for */
 	int no_rx_threads; /* none, asked for (neither: where the cores allow) */
-	int producers;	   /* 0: 1 CPU thread per proxy thread, 32 GPU blocks */
+	int producers;	   /* 0: 1 CPU thread per proxy thread; GPU blocks: gpu_blocks */
 	uint64_t piece;	   /* prefill: bytes per packed write at most (0: --chunk) */
 	unsigned initiators;
 	struct eb_route_spec spec;
@@ -51,6 +51,7 @@ struct mstate {
 	struct eb_payload src, dst; /* regions as the plan lays them out */
 	int nq;			    /* proxy threads per initiator */
 	int rx;			    /* a receiving thread beside each proxy thread */
+	int blocks;		    /* GPU producers: blocks per rank */
 	int npx;		    /* and receiving threads: nq, or 2 nq */
 	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
