@@ -229,6 +229,19 @@ gpu)
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --piece 64K -n 3 --check
+	# By default prefill's blocks pack on every multiprocessor (at least 32); decode's 32 post.
+	cp "$WORK/out.json" "$WORK/prefill.json"
+	run gpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 --initiators gpu,a2av -n 3
+	"$EFABENCH" info --json "$WORK/info.json" >/dev/null || fail "efabench info --json"
+	python3 - "$WORK/prefill.json" "$WORK/out.json" "$WORK/info.json" <<'PY' || fail "default GPU blocks"
+import json, sys
+pre, dec, info = (json.load(open(f)) for f in sys.argv[1:4])
+sms = info["gpus"][0]["sms"]
+blocks = lambda d: {r["producers"] for r in d["results"] if r["initiator"] == "gpu"}
+assert blocks(pre) == {max(32, sms)}, (blocks(pre), sms)
+assert blocks(dec) == {32}, blocks(dec)
+print("GPU blocks by default: prefill %d (%d SMs), decode 32" % (max(32, sms), sms))
+PY
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 --rx-threads -n 3 \
 		--check
 	# Staged: tokens and outputs in GPU memory, the fabric on pinned bounce buffers (any
