@@ -198,8 +198,9 @@ static int default_rx(const struct eb_ctx *c, unsigned inits, int nq)
 
 /* GPU producer blocks: decode only posts, and few blocks do (8, 32 and 128 took 388, 396 and
  * 414 us a dispatch over pinned memory on one H100); prefill packs, a copy that needs blocks on
- * every multiprocessor to reach the GPU's memory rate (4,096 tokens in GPU memory: 128 blocks
- * 284 us a dispatch against 309 with 32 on one H100, 310 against 380 on two). */
+ * every multiprocessor to reach the GPU's memory rate (4,096 tokens in GPU memory, one rank per
+ * H100: 128 blocks 310 us a dispatch against 380 with 32; two ranks sharing one H100 moved
+ * within the spread between machine starts). */
 static int gpu_blocks(const struct eb_ctx *c, unsigned inits)
 {
 	char name[256];
