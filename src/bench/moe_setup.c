@@ -203,12 +203,13 @@ static int default_rx(const struct eb_ctx *c, unsigned inits, int nq)
  * within the spread between machine starts). */
 static int gpu_blocks(const struct eb_ctx *c, unsigned inits)
 {
+	const struct mopts *mo = mown(c);
 	char name[256];
 	int sms = 0;
 
-	if (mown(c)->producers > 0)
-		return mown(c)->producers;
-	if (mown(c)->preset != MOE_PREFILL || !(inits & (1u << INIT_GPU)) ||
+	if (mo->producers > 0)
+		return mo->producers;
+	if (mo->preset != MOE_PREFILL || !(inits & (1u << INIT_GPU)) ||
 	    eb_mem_gpu_name(c->gpu, name, sizeof(name), &sms) != EB_OK || sms < 32)
 		return 32;
 	return sms;
