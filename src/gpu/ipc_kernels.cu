@@ -112,6 +112,17 @@ void eb_ik_unimport(void *p)
 		eb_cuda_check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
 }
 
+/* len bytes from the host into device memory, landed when this returns. cudaMemcpy from
+ * pageable memory returns once the bytes are staged, before the DMA into the GPU completes
+ * (CUDA's API synchronization behavior): a flag reset that way could land after a peer's
+ * kernel set it, which under other GPU work it did. */
+static int put_landed(void *dst, const void *src, size_t len, const char *what)
+{
+	int rc = eb_cuda_check(cudaMemcpy(dst, src, len, cudaMemcpyHostToDevice), what);
+
+	return rc != 0 ? rc : eb_cuda_check(cudaDeviceSynchronize(), what);
+}
+
 int eb_ik_flip(void *buf, size_t off)
 {
 	unsigned char b;
@@ -119,15 +130,12 @@ int eb_ik_flip(void *buf, size_t off)
 	    cudaMemcpy(&b, (unsigned char *)buf + off, 1, cudaMemcpyDeviceToHost), "corrupt: read");
 
 	b = (unsigned char)~b;
-	return rc != 0 ? rc
-		       : eb_cuda_check(
-			     cudaMemcpy((unsigned char *)buf + off, &b, 1, cudaMemcpyHostToDevice),
-			     "corrupt: write");
+	return rc != 0 ? rc : put_landed((unsigned char *)buf + off, &b, 1, "corrupt: write");
 }
 
 int eb_ik_put_u64(void *dst, uint64_t v)
 {
-	return eb_cuda_check(cudaMemcpy(dst, &v, 8, cudaMemcpyHostToDevice), "write a flag");
+	return put_landed(dst, &v, 8, "write a flag");
 }
 
 int eb_ik_get_u64(const void *src, uint64_t *v)

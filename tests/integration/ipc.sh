@@ -6,6 +6,8 @@
 #            method, every byte verified after every copy; JSON and CSV checked
 #   pairs    two or more GPUs: --pairs each and --pairs all
 #   corrupt  two or more GPUs: a flipped byte on the receiving GPU fails the run (exit 1)
+#   shared   two or more GPUs, other GPU work beside: two ipc jobs at once, then ipc beside a
+#            proxy job with GPU producers, each 20 times (EB_IPC_SHARED_ROUNDS), every one clean
 . "$(dirname "$0")/lib.sh"
 mode=$1
 gpus=0
@@ -97,6 +99,33 @@ corrupt)
 import json, sys
 assert all(r["wrong"] > 0 for r in json.load(open(sys.argv[1]))["results"])
 PY
+	;;
+shared)
+	# The same GPUs shared by two jobs, as on a host whose other jobs use its GPUs: each must
+	# verify every byte and its completion flags, whatever runs beside it.
+	rounds=${EB_IPC_SHARED_ROUNDS:-20}
+	args=(ipc --timeout 60 -b 64K -e 1M -f 16 -w 1 -n 3 --pairs each --grid 2,all --block 256)
+	beside=(proxy --np 2 --provider shm --mem pinned --timeout 60 -b 4K -e 1M -f 16 -n 20)
+	for i in $(seq 1 "$rounds"); do
+		timeout 600 "$EFABENCH" "${args[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
+		a=$!
+		if [ $((i % 2)) -eq 1 ]; then
+			what="another ipc job"
+			timeout 600 "$EFABENCH" "${args[@]}" >"$WORK/b.out" 2>"$WORK/b.err"
+		else
+			what="a proxy job with GPU producers"
+			timeout 600 "$EFABENCH" "${beside[@]}" >"$WORK/b.out" 2>"$WORK/b.err"
+		fi
+		rb=$?
+		wait $a
+		ra=$?
+		if [ $ra -ne 0 ] || [ $rb -ne 0 ]; then
+			cat "$WORK/a.out" "$WORK/a.err" "$WORK/b.out" "$WORK/b.err" >&2
+			fail "round $i: ipc exited $ra beside $what (exit $rb)"
+		fi
+		grep -q "Out of bounds values : 0 OK" "$WORK/a.out" || fail "round $i: ipc footer"
+		echo "round $i: ipc clean beside $what"
+	done
 	;;
 *) fail "unknown mode $mode" ;;
 esac
