@@ -1,9 +1,9 @@
 #define _GNU_SOURCE /* cpu_set_t, sched_getaffinity */
 #include "efabench/boot.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
-#include "../core/shmseg.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/shmseg.h"
 
 #include <sched.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 #include "hub.h"
 #include "wire.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -4,10 +4,10 @@
 #include "efabench/status.h"
 #include "hub.h"
 #include "wire.h"
-#include "../core/clock.h"
-#include "../core/log.h"
-#include "../core/proc.h"
-#include "../core/shmseg.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/proc.h"
+#include "core/shmseg.h"
 
 #include <errno.h>
 #include <signal.h>

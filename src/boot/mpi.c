@@ -2,8 +2,8 @@
  * against a deadline keep the no-hang promise; a rank that gives up aborts the job. */
 #include "efabench/boot.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #ifdef EB_HAVE_MPI
 #include <errno.h>

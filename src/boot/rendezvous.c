@@ -6,8 +6,8 @@
 #include "efabench/status.h"
 #include "hub.h"
 #include "wire.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

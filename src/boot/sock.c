@@ -1,6 +1,6 @@
 #include "wire.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <poll.h>

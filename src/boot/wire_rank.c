@@ -3,8 +3,8 @@
 #include "wire.h"
 #include "efabench/boot.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <poll.h>

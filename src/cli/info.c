@@ -1,7 +1,7 @@
 /* efabench info: what this machine offers, before anyone benchmarks it. The facts are
  * gathered by the library (efabench/facts.h) and printed or written by src/report. */
-#include "../bench/cmd.h"
-#include "../report/info_out.h"
+#include "harness/cmd.h"
+#include "report/info_out.h"
 #include "efabench/facts.h"
 #include "efabench/status.h"
 

@@ -5,8 +5,8 @@
 #include "efabench/boot.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
-#include "../bench/harness.h"
-#include "../core/log.h"
+#include "harness/harness.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 #include "opts.h"
-#include "../bench/bench.h"
+#include "harness/bench.h"
 #include "efabench/layout.h"
 #include "efabench/mem.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #ifndef EB_CLI_OPTS_H
 #define EB_CLI_OPTS_H
 
-#include "../bench/cmd.h"
+#include "harness/cmd.h"
 
 #include <stdio.h>
 

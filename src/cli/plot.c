@@ -3,7 +3,7 @@
  * inputs and the output folder, and runs python3 on it. */
 #include "tool.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #include "tool.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,8 +3,8 @@
 #ifndef EB_CLI_TOOL_H
 #define EB_CLI_TOOL_H
 
-#include "../bench/cmd.h"
-#include "../core/opt.h"
+#include "harness/cmd.h"
+#include "core/opt.h"
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 #include "efabench/chan.h"
 #include "efabench/status.h"
-#include "../core/log.h"
-#include "../core/shmseg.h"
+#include "core/log.h"
+#include "core/shmseg.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>

@@ -1,8 +1,8 @@
 #define _GNU_SOURCE /* sched_yield */
 #include "efabench/engine.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>

@@ -1,6 +1,6 @@
 #include "efabench/mr.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <rdma/fi_errno.h>
 #include <string.h>

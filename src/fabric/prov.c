@@ -2,7 +2,7 @@
 #include "efabench/fabric.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>

@@ -1,6 +1,6 @@
 #include "efabench/region.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 #include "efabench/xfer.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <rdma/fi_rma.h>
 #include <stdlib.h>

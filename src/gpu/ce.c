@@ -2,7 +2,7 @@
 #include "efabench/mem.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #ifdef EB_HAVE_CUDA
 #include <cuda_runtime_api.h>

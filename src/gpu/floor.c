@@ -1,8 +1,8 @@
 #include "floor.h"
 #include "efabench/gpuq_proto.h"
 #include "efabench/status.h"
-#include "../core/clock.h"
-#include "../core/log.h"
+#include "core/clock.h"
+#include "core/log.h"
 #ifdef EB_HAVE_CUDA
 #include "queue_kernels.h"
 #endif

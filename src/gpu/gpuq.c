@@ -1,7 +1,7 @@
 /* Host side of the command queue: placement of every word, the consumer, completion. */
 #include "efabench/gpuq.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdlib.h>
 #include <string.h>

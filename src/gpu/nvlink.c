@@ -2,7 +2,7 @@
  * build, and runs where the driver ships none. */
 #include "nvlink.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <dlfcn.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 #include "queue_kernels.h"
-#include "cuda_check.h"
+#include "mem/cuda_check.h"
 #include "efabench/status.h"
 
 #include <cuda_runtime.h>

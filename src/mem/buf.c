@@ -1,6 +1,6 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "efabench/buf.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdlib.h>
 #include <string.h>

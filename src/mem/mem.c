@@ -3,8 +3,8 @@
 #include "mem_ops.h"
 #include "efabench/buf.h"
 #include "efabench/status.h"
-#include "../core/log.h"
-#include "../core/proc.h"
+#include "core/log.h"
+#include "core/proc.h"
 
 #include <limits.h>
 #include <stdio.h>

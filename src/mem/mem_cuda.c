@@ -4,14 +4,14 @@
 #include "efabench/buf.h"
 #include "efabench/pattern_mix.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #ifdef EB_HAVE_CUDA
-#include "../gpu/mem_kernels.h"
+#include "mem_kernels.h"
 
 #include <cuda_runtime_api.h>
 

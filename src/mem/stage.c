@@ -1,6 +1,6 @@
 #include "efabench/stage.h"
 #include "efabench/status.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 #include "doc.h"
 #include "efabench/status.h"
-#include "../core/json.h"
-#include "../core/log.h"
+#include "core/json.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 #include "progress.h"
-#include "../core/clock.h"
+#include "core/clock.h"
 
 #include <stdio.h>
 #include <unistd.h>

@@ -4,8 +4,8 @@
  * subcommand by name (one of the table's, as main.c does; any other word picks one by its first
  * byte); a '!' at its end sets EFABENCH_TESTING=1 (testing aids allowed). The other words are
  * argv[2..]. Properties: no crash, leak or hang; the parse returns EB_OK or a negative code. */
-#include "bench/cmd.h"
-#include "bench/harness.h"
+#include "harness/cmd.h"
+#include "harness/harness.h"
 #include "cli/opts.h"
 #include "efabench/status.h"
 

@@ -13,7 +13,7 @@
  *      admitted connection's frames go to the hub (the other ranks' connections close at once)
  * Properties: no crash, leak or hang (the hub must have let every rank go within a bounded
  * number of polls). */
-#include "../../src/boot/rendezvous.c" /* admit(), static there; defines _GNU_SOURCE first */
+#include "boot/rendezvous.c" /* admit(), static there; defines _GNU_SOURCE first */
 
 #include <stdint.h>
 

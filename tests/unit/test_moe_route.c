@@ -5,8 +5,8 @@
  * reproduced exactly; and every rank's plan against the others': dispatch and combine slots
  * tile each receiver's areas exactly once, and agree with the receiver's own view. */
 #include "check.h"
-#include "bench/moe_plan.h"
-#include "bench/moe_route.h"
+#include "bench/moe/moe_plan.h"
+#include "bench/moe/moe_route.h"
 #include "efabench/status.h"
 
 #include <stdio.h>

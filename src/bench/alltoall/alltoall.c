@@ -1,0 +1,221 @@
+/* efabench alltoall: every rank writes S bytes to every other rank at once with fi_writedata;
+ * each target counts the immediate data of every chunk per (source, channel). A rank's
+ * iteration ends when its writes completed locally and every source's chunks arrived here;
+ * iterations need no barrier, cumulative counts keep them apart. Split balances: the channels
+ * draw a peer's chunks from one pool, so no rail idles while another still holds its static
+ * quarter (the target counts them over all channels). */
+#include "harness/bench.h"
+#include "report/rec.h"
+#include "efabench/pattern.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+
+#include <stdlib.h>
+
+struct a2a_state {
+	struct eb_payload out, in; /* slot p of out goes to rank p; slot s of in comes from s */
+	size_t slot;
+	struct eb_xfer *x; /* [nranks][nchan] */
+	struct eb_xfer **all;
+	uint64_t *expect;	    /* [source][chan] chunks counted so far */
+	uint64_t *total;	    /* [source] the same over every channel (balanced split) */
+	struct eb_xfer_pool *pools; /* [peer] */
+	struct eb_imm_wait *waits;
+};
+
+static int a2a_setup(struct eb_ctx *c)
+{
+	struct eb_engine *e = c->e;
+	size_t nx = (size_t)c->nranks * (size_t)e->nchan;
+	struct a2a_state *st = calloc(1, sizeof(*st));
+	int rc = EB_ENOMEM;
+
+	if (st == NULL)
+		return rc;
+	c->priv = st;
+	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
+	st->x = eb_xfers_new(e, (int)nx, c->window);
+	st->all = calloc(nx, sizeof(*st->all));
+	st->expect = calloc(nx, sizeof(*st->expect));
+	st->waits = calloc(nx, sizeof(*st->waits));
+	st->total = calloc((size_t)c->nranks, sizeof(*st->total));
+	st->pools = calloc((size_t)c->nranks, sizeof(*st->pools));
+	if (st->x == NULL || st->all == NULL || st->expect == NULL || st->waits == NULL ||
+	    st->total == NULL || st->pools == NULL)
+		return rc;
+	rc =
+	    eb_payload_alloc(c, &st->out, st->slot * (size_t)c->nranks, "the alltoall send buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_alloc(c, &st->in, st->slot * (size_t)c->nranks,
+				      "the alltoall receive buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_reg(c, &st->out, FI_WRITE, 0);
+	if (rc == EB_OK)
+		rc = eb_payload_reg(c, &st->in, FI_REMOTE_WRITE, 1);
+	return rc == EB_OK ? eb_payload_land(c, &st->in, st->slot) : rc;
+}
+
+static void a2a_teardown(struct eb_ctx *c)
+{
+	struct a2a_state *st = c->priv;
+
+	if (st == NULL)
+		return;
+	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_payload_free(&st->out);
+	eb_payload_free(&st->in);
+	free(st->all);
+	free(st->expect);
+	free(st->total);
+	free(st->pools);
+	free(st->waits);
+	free(st);
+	c->priv = NULL;
+}
+
+/* Balanced split: static layouts know each channel's share; a pool does not. */
+static int pooled(const struct eb_ctx *c, const struct a2a_state *st)
+{
+	return c->var->layout == EB_LAYOUT_SPLIT && c->e->nchan > 1 && !st->out.staged;
+}
+
+static int a2a_prepare(struct eb_ctx *c)
+{
+	struct a2a_state *st = c->priv;
+	int p, ch, rc = EB_OK;
+
+	/* Every chunk of the last phase is here and none of the next has left (a barrier
+	 * follows): count from what arrived, whichever channels a pool used. */
+	for (p = 0; p < c->nranks; p++) {
+		for (ch = 0; ch < c->e->nchan; ch++)
+			st->expect[(size_t)p * (size_t)c->e->nchan + (size_t)ch] =
+			    p == c->rank ? 0 : eb_imm_count(c->e, p, ch);
+		st->total[p] = p == c->rank ? 0 : eb_imm_count(c->e, p, EB_CHAN_ANY);
+	}
+	for (p = 0; p < c->nranks && rc == EB_OK; p++) {
+		struct eb_pattern out = {(uint32_t)c->rank, (uint32_t)p, c->epoch};
+		struct eb_pattern in = {(uint32_t)p, (uint32_t)c->rank, EB_EPOCH_POISON};
+
+		if (p == c->rank)
+			continue;
+		rc = eb_payload_fill(c, &st->out, (size_t)p * st->slot, c->bytes, &out);
+		if (rc == EB_OK)
+			rc = eb_payload_fill(c, &st->in, (size_t)p * st->slot, c->bytes, &in);
+	}
+	return rc;
+}
+
+static int a2a_iter(struct eb_ctx *c, long i)
+{
+	struct a2a_state *st = c->priv;
+	struct eb_engine *e = c->e;
+	int nch = e->nchan, pool = pooled(c, st), p, ch, n = 0, nw = 0, rc;
+
+	/* Start with the next rank up so every rank's first write goes to a different peer. */
+	for (p = (c->rank + 1) % c->nranks; p != c->rank; p = (p + 1) % c->nranks) {
+		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
+		const char *buf = eb_payload_at(&st->out, (size_t)p * st->slot);
+		const struct eb_rkey *keys = eb_region_key(&st->in.reg, p, 0);
+		uint64_t roff = (uint64_t)c->rank * st->slot;
+		uint32_t imm = EB_IMM(c->rank, c->epoch);
+		int k, armed =
+			   pool
+			       ? eb_layout_write_pooled(xs, &st->pools[p], nch, p, buf, c->bytes,
+							c->chunk, st->out.reg.mr, keys, roff, imm)
+			       : eb_layout_write(c->var->layout, xs, nch, c->rank, p, buf, c->bytes,
+						 c->chunk, st->out.reg.mr, keys, roff, imm);
+
+		rc = eb_payload_stage(c, &st->out, xs, armed);
+		if (rc != EB_OK)
+			return rc;
+		for (k = 0; k < armed; k++)
+			st->all[n++] = &xs[k];
+		if (pool) { /* p's writes to me take the same pools: all its chunks, any channel */
+			st->total[p] += eb_xfer_nchunks(c->bytes, c->chunk);
+			st->waits[nw++] = (struct eb_imm_wait){
+			    .peer = p, .chan = EB_CHAN_ANY, .count = st->total[p]};
+			continue;
+		}
+		for (ch = 0; ch < nch; ch++) {
+			uint64_t *want = &st->expect[(size_t)p * (size_t)nch + (size_t)ch];
+			uint64_t more = eb_layout_chunks(c->var->layout, nch, p, c->rank, c->bytes,
+							 c->chunk, ch);
+
+			if (more == 0)
+				continue;
+			*want += more;
+			st->waits[nw++] =
+			    (struct eb_imm_wait){.peer = p, .chan = ch, .count = *want};
+		}
+	}
+	rc = eb_xfer_wait_imm(e, st->all, n, st->waits, nw, EB_DEADLINE_LAZY);
+	return rc == EB_OK ? eb_payload_landed(c, EB_DEADLINE_LAZY) : rc;
+}
+
+static uint64_t a2a_verify(struct eb_ctx *c)
+{
+	struct a2a_state *st = c->priv;
+	uint64_t wrong = 0;
+	int s;
+
+	for (s = 0; s < c->nranks; s++) {
+		struct eb_pattern in = {(uint32_t)s, (uint32_t)c->rank, c->epoch};
+
+		if (s != c->rank)
+			wrong += eb_payload_check(c, &st->in, (size_t)s * st->slot, c->bytes, &in);
+	}
+	return wrong;
+}
+
+static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off)
+{
+	struct a2a_state *st = c->priv;
+
+	/* The slot of the next rank down: every rank has one that some peer writes. */
+	*off = (size_t)((c->rank + c->nranks - 1) % c->nranks) * st->slot;
+	return &st->in;
+}
+
+/* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
+ * (S per rank, self included), algbw = size / t, busbw = algbw * (N - 1) / N, in GB/s. */
+static void a2a_extra(const struct eb_ctx *c, const struct eb_point *x, struct eb_rec *rec)
+{
+	double n = c->nranks, size = (double)x->size * n;
+	double algbw = x->t_s > 0 ? size / x->t_s / 1e9 : 0.0;
+
+	eb_rec_obj(rec, "nccl_tests");
+	eb_rec_num(rec, "size", size);
+	eb_rec_num(rec, "time_us", x->t_s * 1e6);
+	eb_rec_num(rec, "algbw_GBps", algbw);
+	eb_rec_num(rec, "busbw_GBps", algbw * (n - 1) / n);
+	eb_rec_end(rec);
+}
+
+static const struct eb_bench a2a_bench = {
+    .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
+	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
+    .nvariants = 3,
+    .variants = {{{"Single", "SinglePin", "SingleDMA", "SingleStaged"},
+		  EB_LAYOUT_SINGLE,
+		  EB_FLOW_ALL},
+		 {{"Split", "MultiPin", "MultiDMA", "MultiStaged"}, EB_LAYOUT_SPLIT, EB_FLOW_ALL},
+		 {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
+		  EB_LAYOUT_RR,
+		  EB_FLOW_ALL}},
+    EB_BENCH_HOOKS(a2a),
+    .extra = a2a_extra,
+};
+
+const struct eb_cmd eb_cmd_alltoall = {
+    .name = "alltoall",
+    .summary = "every rank writes to every other rank at once",
+    .help = "  every rank writes S bytes to every other rank at once, each target counting\n"
+	    "  immediate data per (source, channel); Split balances each peer's chunks over\n"
+	    "  the channels as their windows free up (static quarters let one rail idle while\n"
+	    "  another finishes); t = each rank's time per iteration\n"
+	    "  (its writes done, every source's chunks arrived), averaged over ranks;\n"
+	    "  Gbps = 8*S*(N-1)/t per rank. JSON adds nccl-tests' figures: size = S*N,\n"
+	    "  algbw = size/t, busbw = algbw*(N-1)/N (GB/s)",
+    .groups = EB_G_FABRIC_BENCH,
+    .bench = &a2a_bench,
+};

@@ -1,0 +1,242 @@
+/* efabench doctor: is this fleet healthy? Every rank checks its host (doctor_host.c) and,
+ * one per host, its GPUs (doctor_gpu.c); then every NIC writes to a few peers in tournament
+ * rounds (pairs.h) and rank 0 blames a NIC that is slow with every peer, not the peers that
+ * met it. One PASS / WARN / FAIL line per check; exit 1 when any check fails. */
+#include "doctor_net.h"
+#include "harness/bench.h"
+#include "bench/pairs/pairs.h"
+#include "efabench/status.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every rank's checks to rank 0 (collective). */
+static int gather_checks(struct dctx *x, const struct eb_checks *mine)
+{
+	int64_t most;
+	struct eb_check *all;
+	int32_t *counts;
+	int r, rc;
+
+	rc = eb_boot_allreduce(x->boot, mine->n, EB_MAX, &most, eb_doctor_deadline(x));
+	if (rc != EB_OK)
+		return rc;
+	all = calloc((size_t)x->n * (size_t)(most + 1), sizeof(*all));
+	counts = calloc((size_t)x->n, sizeof(*counts));
+	struct eb_check *padded = calloc((size_t)(most + 1), sizeof(*padded));
+
+	if (all == NULL || counts == NULL || padded == NULL) {
+		rc = EB_ENOMEM;
+		goto free_all;
+	}
+	memcpy(padded, mine->c, (size_t)mine->n * sizeof(*padded));
+	rc = eb_boot_allgather(x->boot, padded, all, (size_t)(most + 1) * sizeof(*all),
+			       eb_doctor_deadline(x));
+	if (rc == EB_OK)
+		rc = eb_boot_allgather(x->boot, &mine->n, counts, sizeof(*counts),
+				       eb_doctor_deadline(x));
+	for (r = 0; rc == EB_OK && x->me == 0 && r < x->n; r++) {
+		int k;
+
+		for (k = 0; k < counts[r]; k++) {
+			const struct eb_check *c = &all[(size_t)r * (size_t)(most + 1) + (size_t)k];
+
+			eb_check_add(&x->per[r], c->name, c->verdict, c->value, c->limit, "%s",
+				     c->why);
+		}
+	}
+free_all:
+	free(padded);
+	free(counts);
+	free(all);
+	return rc;
+}
+
+/* What the report layer prints; host names point into x->all. */
+static int view(const struct dctx *x, const struct summary *s0, struct eb_doctor_view *v)
+{
+	const char **host = calloc((size_t)x->n, sizeof(*host));
+	int r;
+
+	if (host == NULL)
+		return EB_ENOMEM;
+	for (r = 0; r < x->n; r++)
+		host[r] = x->all[r].host;
+	*v = (struct eb_doctor_view){
+	    .n = x->n,
+	    .prov = x->prov,
+	    .host = host,
+	    .per = x->per,
+	    .no_measure = x->d->no_measure,
+	    .brief = x->d->brief,
+	    .min_link = x->d->min_link,
+	    .min_nvlink = x->d->min_nvlink,
+	    .max_floor_us = x->d->max_floor_us,
+	    .rounds_asked = x->d->rounds,
+	    .iters = x->d->iters,
+	    .size = x->d->size,
+	    .nic = s0->nic,
+	    .nnics = s0->nnics,
+	    .measured = x->grid != NULL,
+	    .rounds = x->rounds,
+	    .nch = x->nch,
+	    .elapsed_s = x->elapsed_s,
+	    .skip = x->skip,
+	    .left = x->left,
+	    .csv = x->o->csv,
+	    .json = x->o->json,
+	};
+	return EB_OK;
+}
+
+static int doctor_drive(struct eb_ctx *c)
+{
+	struct eb_boot *boot = c->boot;
+	const struct eb_opts *o = c->o;
+	const struct dopts *d = o->own;
+	struct dctx x = {.o = o, .d = d, .boot = boot, .n = boot->size, .me = boot->rank};
+	struct eb_checks mine = {0};
+	struct summary me = {{0}};
+	struct eb_doctor_view v = {0};
+	int64_t verdict;
+	int rc, k, fails = 0;
+
+	x.single = eb_boot_single_host(boot, eb_doctor_deadline(&x));
+	if (x.single < 0)
+		return x.single;
+	eb_host_name(me.host, sizeof(me.host));
+	eb_doctor_host(o, d, x.single, &mine, me.nic, &me.nnics, x.prov, sizeof(x.prov));
+	for (k = 0; k < mine.n; k++)
+		if (mine.c[k].verdict == EB_FAIL && (strcmp(mine.c[k].name, "provider") == 0 ||
+						     strcmp(mine.c[k].name, "memlock") == 0))
+			me.blocked = 1;
+	me.blocked |= x.prov[0] == '\0';
+	x.all = calloc((size_t)x.n, sizeof(*x.all));
+	x.per = calloc((size_t)x.n, sizeof(*x.per));
+	if (x.all == NULL || x.per == NULL) {
+		rc = EB_ENOMEM;
+		goto free_ctx;
+	}
+	if (d->dry_run) {
+		rc = x.me == 0 ? view(&x, &me, &v) : EB_OK;
+		if (rc == EB_OK && x.me == 0)
+			eb_doctor_plan(&v);
+		free(v.host);
+		goto free_ctx;
+	}
+	/* GPUs first, alone: nothing else of this host's runs while they are measured. */
+	if (boot->local_rank == 0)
+		eb_doctor_gpus(o, d, x.prov, x.single, !d->no_measure, &mine);
+	rc = eb_boot_allgather(boot, &me, x.all, sizeof(me), eb_doctor_deadline(&x));
+	if (rc != EB_OK)
+		goto free_ctx;
+	eb_doctor_agree(&x);
+	if (d->no_measure)
+		snprintf(x.skip, sizeof(x.skip), "not measured (--no-measure)");
+	else if (x.n < 2)
+		snprintf(x.skip, sizeof(x.skip), "not measured: one rank has no peer");
+	else if (x.nch > 0) {
+		rc = eb_doctor_measure(&x);
+		if (rc != EB_OK)
+			goto free_ctx;
+	}
+	rc = gather_checks(&x, &mine);
+	if (rc != EB_OK)
+		goto free_ctx;
+	if (x.me == 0) {
+		eb_doctor_compare_nics(&x);
+		if (x.grid != NULL)
+			eb_doctor_judge(&x);
+		rc = view(&x, &x.all[0], &v);
+		if (rc != EB_OK)
+			goto free_ctx;
+		fails = eb_doctor_report(&v);
+		free(v.host);
+	}
+	/* Every rank leaves with rank 0's verdict: exit 1 when a check failed. */
+	rc = eb_boot_allreduce(boot, fails, EB_MAX, &verdict, eb_doctor_deadline(&x));
+	if (rc == EB_OK && verdict > 0)
+		rc = EB_EVERIFY;
+free_ctx:
+	for (k = 0; x.per != NULL && k < x.n; k++)
+		eb_checks_free(&x.per[k]);
+	free(x.per);
+	free(x.all);
+	free(x.names);
+	free(x.grid);
+	eb_checks_free(&mine);
+	return rc;
+}
+
+/* Ranks to start on this host: --np, else 2; no fabric check first (that is doctor's job). */
+static int doctor_probe(const struct eb_opts *o)
+{
+	return o->np > 0 ? o->np : 2;
+}
+
+static int doctor_finish(struct eb_opts *o, void *own)
+{
+	(void)o;
+	(void)own;
+	return EB_OK;
+}
+
+static void doctor_defaults(void *own)
+{
+	struct dopts *d = own;
+
+	d->expect_nics = -1;
+	d->expect_gpus = -1;
+	d->min_link = 0.8;
+	d->min_nvlink = 0.7;
+	d->max_floor_us = 10;
+	d->size = 16ull << 20;
+	d->iters = 3;
+	d->rounds = 2;
+}
+
+#define D(field) EB_AT(struct dopts, field)
+
+static const struct eb_opt doctor_opts[] = {
+    {"expect-nics", 0, "N", eb_opt_lng, D(expect_nics), 0, 1024,
+     "FAIL with fewer usable NICs (default: what the EFA instance type has)"},
+    {"expect-gpus", 0, "N", eb_opt_lng, D(expect_gpus), 0, 1024,
+     "FAIL unless CUDA sees exactly N GPUs"},
+    {"min-link", 0, "F", eb_opt_dbl, D(min_link), 0, 10,
+     "a NIC writing below F x its link rate is slow (default 0.8)"},
+    {"min-nvlink", 0, "F", eb_opt_dbl, D(min_nvlink), 0, 10,
+     "GPU copies below F x the NVLink peak fail (default 0.7)"},
+    {"max-floor-us", 0, "U", eb_opt_dbl, D(max_floor_us), 0, 1e6,
+     "a GPU<->CPU round trip above U us fails (default 10)"},
+    {"size", 's', "S", eb_opt_size, D(size), 8, (double)(1ull << 34),
+     "bytes per write of the NIC measurements (default 16M)"},
+    {"iters", 'n', "N", eb_opt_lng, D(iters), 1, 1e6, "timed writes per cell (default 3)"},
+    {"rounds", 0, "R", eb_opt_lng, D(rounds), 1, 1e6,
+     "tournament rounds: peers each NIC meets (default 2)"},
+    {"no-measure", 0, NULL, eb_opt_flag, D(no_measure), 0, 0,
+     "the checks only: no bandwidth, copy or floor measurement"},
+    {"brief", 0, NULL, eb_opt_flag, D(brief), 0, 0, "print only WARN and FAIL lines"},
+    {"dry-run", 0, NULL, eb_opt_flag, D(dry_run), 0, 0,
+     "print the checks and measurements it would run, and stop"},
+};
+
+/* It opens its own engine once the ranks agree on the NICs worth measuring. */
+static const struct eb_bench doctor_bench = {.drive = doctor_drive};
+
+const struct eb_cmd eb_cmd_doctor = {
+    .name = "doctor",
+    .summary = "pass/fail health check of hosts, NICs, links and GPUs",
+    .help = "  every rank checks its host (libfabric, provider, NICs and links, ulimit -l,\n"
+	    "  huge pages) and one rank per host its GPUs (count, NVLinks, nearest NICs, GPU\n"
+	    "  memory registration, copy engines between GPU pairs, the GPU<->CPU floor); then\n"
+	    "  every NIC writes to --rounds peers in tournament rounds. A NIC slow with every\n"
+	    "  peer FAILs; one slow with some peers WARNs (the peer or the path). One line per\n"
+	    "  check: PASS, WARN, FAIL or SKIP and why. Exit status 0 when nothing fails, 1\n"
+	    "  when a check fails. Bandwidth = 8 * size / mean seconds per acknowledged write",
+    .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT,
+    EB_CMD_OPTS(doctor_opts, struct dopts, doctor_defaults, doctor_finish),
+    .bench = &doctor_bench,
+    .probe = doctor_probe,
+};

@@ -1,0 +1,202 @@
+/* efabench moe's options, the checks made before anything starts, and its descriptor. */
+#include "moe_state.h"
+#include "harness/probe.h"
+#include "efabench/status.h"
+#include "core/log.h"
+
+#include <stdio.h>
+
+static const struct {
+	int tokens, hidden, topk, experts;
+	long iters, warmup;
+} presets[] = {
+    [MOE_DECODE] = {128, 7168, 8, 256, 50, 5},
+    [MOE_PREFILL] = {4096, 7168, 8, 256, 10, 2},
+};
+
+static void moe_defaults(void *arg)
+{
+	struct mopts *mo = arg;
+
+	mo->route = "uniform";
+	mo->seed = 1;
+}
+
+static int moe_finish(struct eb_opts *o, void *arg)
+{
+	struct mopts *mo = arg;
+	char why[256];
+	int cpu;
+
+	if (o->sizes_given) {
+		eb_err("moe's sizes come from --tokens and --hidden (not -b/-e)");
+		return EB_EINVAL;
+	}
+	if (o->serial) {
+		eb_err("moe stages a phase's bytes whole, before and after it: --stage-serial does "
+		       "not apply");
+		return EB_EINVAL;
+	}
+	if (mo->rx_threads && mo->no_rx_threads) {
+		eb_err("--rx-threads and --no-rx-threads: pick one");
+		return EB_EINVAL;
+	}
+	if (mo->piece && mo->preset != MOE_PREFILL) {
+		eb_err("--piece cuts prefill's packed writes: decode writes each token on its own");
+		return EB_EINVAL;
+	}
+	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
+	mo->hidden = mo->hidden ? mo->hidden : presets[mo->preset].hidden;
+	mo->topk = mo->topk ? mo->topk : presets[mo->preset].topk;
+	mo->experts = mo->experts ? mo->experts : presets[mo->preset].experts;
+	if (!o->iters_given) {
+		o->iters = presets[mo->preset].iters;
+		o->warmup = presets[mo->preset].warmup;
+	}
+	if (mo->topk > mo->experts) {
+		eb_err("--topk %d is more than the %d experts", mo->topk, mo->experts);
+		return EB_EINVAL;
+	}
+	if (mo->dtype == MOE_FP8 && mo->hidden % 128 != 0) {
+		eb_err("--dtype fp8 carries a scale per 128 values: --hidden %d is not a multiple "
+		       "of 128",
+		       mo->hidden);
+		return EB_EINVAL;
+	}
+	if (eb_route_parse(mo->route, &mo->spec, why, sizeof(why)) != EB_OK) {
+		eb_err("--route %s: %s", mo->route, why);
+		return EB_EINVAL;
+	}
+	if ((mo->initiators & (1u << INIT_GPU)) && !eb_mem_have_cuda()) {
+		eb_err("--initiators gpu needs a build with CUDA (this one has none); cpu runs the "
+		       "same puts from CPU threads");
+		return EB_EINVAL;
+	}
+	if (mo->initiators & (1u << INIT_GPU))
+		o->want_gpu = "--initiators gpu";
+	if (mo->initiators == 0)
+		mo->initiators = INIT_ALL;
+	/* The rank, its proxy threads, their receiving partners (counted unless refused: the
+	 * cores are known only once the ranks run) and its CPU producers all spin. */
+	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);
+	o->fab.threads =
+	    1 + (mo->proxy_threads > 0 ? mo->proxy_threads : 1) * (2 - mo->no_rx_threads) + cpu;
+	return EB_OK;
+}
+
+/* Before the local launcher starts ranks: what needs their count. */
+static int moe_probe(const struct eb_opts *o)
+{
+	const struct mopts *mo = o->own;
+	struct eb_moe_shape sh;
+	char why[512];
+	int np = o->np ? o->np : 2;
+
+	if (np < 2) /* the harness's probe says so */
+		return eb_harness_probe(o);
+	sh = (struct eb_moe_shape){np, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	if (mo->experts % np != 0) {
+		eb_err("--experts %d is not divisible by the %d ranks", mo->experts, np);
+		return -2;
+	}
+	if (eb_route_check(&mo->spec, &sh, why, sizeof(why)) != EB_OK) {
+		eb_err("--route %s", why);
+		return -2;
+	}
+	return eb_harness_probe(o);
+}
+
+#define M(field) EB_AT(struct mopts, field)
+
+static const char *const preset_words[] = {"decode", "prefill", NULL};
+static const char *const dtype_words[] = {"bf16", "fp8", NULL};
+static const char *const init_words[] = {"gpu", "cpu", "a2av", NULL};
+
+static const struct eb_opt moe_opts[] = {
+    {"preset", 0, "P", eb_opt_choice, M(preset), 0, 0,
+     "decode (default: 128 tokens, a write per token and\n"
+     "destination, like low-latency kernels) or prefill (4096\n"
+     "tokens packed per destination, like normal kernels);\n"
+     "both hidden 7168, top-8 of 256 experts",
+     preset_words},
+    {"tokens", 0, "T", eb_opt_num, M(tokens), 1, 1 << 20, "tokens per rank (preset's)"},
+    {"hidden", 0, "H", eb_opt_num, M(hidden), 1, 1 << 16, "values per token (preset's)"},
+    {"topk", 0, "K", eb_opt_num, M(topk), 1, 64, "experts per token (preset's)"},
+    {"experts", 0, "E", eb_opt_num, M(experts), 1, 1 << 16,
+     "experts in all, E/N per rank (preset's)"},
+    {"dtype", 0, "D", eb_opt_choice, M(dtype), 0, 0,
+     "dispatch values: bf16 (default, 2H bytes a token) or fp8\n"
+     "(H bytes and a 4-byte scale per 128); combine is bf16",
+     dtype_words},
+    {"route", 0, "R", eb_opt_str, M(route), 0, 0,
+     "uniform (default), groups:G (a token's experts on at most\n"
+     "G ranks), hot:R,F (rank R's experts F times as likely),\n"
+     "lognormal:S (expert popularity exp(S*N(0,1))) or\n"
+     "file:PATH (N lines of N token counts, source by\n"
+     "destination)"},
+    {"seed", 0, "S", eb_opt_lng, M(seed), 0, 1e15, "routing seed (default 1)"},
+    {"initiators", 0, "LIST", eb_opt_mask, M(initiators), 0, 0,
+     "gpu (kernels pack and put through the proxy), cpu (CPU\n"
+     "threads push the same puts), a2av (one write per\n"
+     "destination of the same bytes); default: all that can run",
+     init_words},
+    {"proxy-threads", 0, "N", eb_opt_num, M(proxy_threads), 1, EB_MOE_MAX_Q,
+     "proxy threads per rank, each with its own queue and\n"
+     "channels (default: one per NIC used, fewer where this\n"
+     "host's ranks would have more spinning threads than cores)"},
+    {"rx-threads", 0, NULL, eb_opt_flag, M(rx_threads), 0, 0,
+     "beside each proxy thread, a thread that progresses the\n"
+     "endpoints peers write to: where the target copies (shm's\n"
+     "GPU memory, writes emulated by messages), the proxy thread\n"
+     "then only posts (default: where this host's ranks have a\n"
+     "core for every spinning thread with them)"},
+    {"no-rx-threads", 0, NULL, eb_opt_flag, M(no_rx_threads), 0, 0,
+     "no receiving threads: each proxy thread posts and\n"
+     "progresses what peers write here"},
+    {"piece", 0, "S", eb_opt_size, M(piece), 1, (double)(1ull << 40),
+     "prefill: bytes a packed write carries at most; the\n"
+     "producers pack the next piece while one travels (default:\n"
+     "--chunk, which the a2av's writes keep)"},
+    {"producers", 0, "P", eb_opt_num, M(producers), 1, 4096,
+     "GPU blocks or CPU threads per rank (default: 32 blocks in\n"
+     "decode, one per multiprocessor in prefill, whose blocks\n"
+     "pack; one CPU thread per proxy thread)"},
+};
+
+static const struct eb_bench moe_bench = {.drive = eb_moe_drive, .uses = EB_USES_FABRIC};
+
+const struct eb_cmd eb_cmd_moe = {
+    .name = "moe",
+    .summary = "Mixture-of-Experts dispatch and combine through the GPU proxy",
+    .help =
+	"  every rank routes T tokens to top-K of E experts (E/N per rank) from a seed;\n"
+	"  dispatch puts each token once to every rank holding one of its experts, into\n"
+	"  slots the receiver derives from the routing, then a signal per (proxy thread,\n"
+	"  destination) that adds the tokens sent; the receiver waits for every source's\n"
+	"  signals. Combine returns each expert's output for a token (bf16, a function of\n"
+	"  token, expert and epoch) to the token's home rank; after the clock stops the home\n"
+	"  rank sums its K weighted outputs and checks every token, output and sum.\n"
+	"  Initiators: gpu (kernels pack and push puts to the proxy threads), cpu (threads\n"
+	"  push the same puts), a2av (the same byte matrix as one chunked write per\n"
+	"  destination, posted by the rank: an all-to-all-v). --mem device --staged keeps\n"
+	"  tokens and outputs in GPU memory and moves pinned bounce buffers: a phase copies\n"
+	"  what it sends to them before and what it received from them after, in its time.\n"
+	"  t = a rank's time per iteration: from the barrier (or its previous iteration) until\n"
+	"  its own writes are complete and everything addressed to it has arrived; pair =\n"
+	"  dispatch then combine. p50/p99 = the slowest rank's; fastest = the fastest rank's\n"
+	"  p50. sel GB/s = selections x bytes per token (or output) / p50, per rank (DeepEP's\n"
+	"  low-latency tests, UCCL-EP, pplx count this way); wire GB/s = bytes a rank sends\n"
+	"  to other ranks / p50 (what its NICs carry); both are means over ranks. Mwr/s =\n"
+	"  writes a rank posts to other ranks per second (JSON: writes per iteration), as\n"
+	"  the proxy threads counted the puts they started over every iteration run:\n"
+	"  decode one per (token, destination); prefill a proxy thread's share per\n"
+	"  destination in writes of --piece / bytes per token (or output) tokens, each\n"
+	"  packed by all the thread's producers; a2av one per destination.\n"
+	"  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong 8-byte\n"
+	"  words of tokens + wrong bf16 outputs + wrong sums. JSON adds each rank's p50/p99\n"
+	"  and the traffic matrix (tokens and selections per source and destination)",
+    .groups = EB_G_SIZES | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
+    EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
+    .bench = &moe_bench,
+    .probe = moe_probe,
+};

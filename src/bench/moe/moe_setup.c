@@ -1,0 +1,311 @@
+#include "moe_state.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+#include "core/log.h"
+#ifdef EB_HAVE_CUDA
+#include "gpu/moe_kernels.h"
+#endif
+
+#include <rdma/fabric.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t token_bytes(const struct mopts *mo)
+{
+	/* fp8: a byte per value and a 4-byte scale per 128 values (DeepEP's layout). */
+	return mo->dtype == MOE_FP8 ? (uint64_t)mo->hidden + 4ull * (uint64_t)(mo->hidden / 128)
+				    : 2ull * (uint64_t)mo->hidden;
+}
+
+/* Proxy k's receiving partner: an engine on the same NICs that proxy k's peers write to, the
+ * destination registered on it, and a proxy that counts arrivals and applies signals. */
+static int open_rx(struct mstate *st, struct mside *sd, int k, const struct eb_fabric_opts *f,
+		   struct eb_proxy_opts o)
+{
+	int r = st->nq + k, rc;
+	struct eb_proxy_bufs b = {.dst_len = st->plan.dst_len};
+
+	rc = eb_engine_open(&sd->eng[r], sd->eng[k].boot, f);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_engine_aim(&sd->eng[k], &sd->eng[r]);
+	if (rc == EB_OK)
+		rc = eb_region_reg(&sd->dst_reg[r], &sd->eng[r], eb_payload_nic(&st->dst),
+				   FI_REMOTE_WRITE, 1);
+	o.gpu = 0; /* no producers: the signal words are read by the rank alone */
+	b.dst_keys = sd->dst_reg[r].rkeys;
+	return rc != EB_OK ? rc : eb_proxy_open(&sd->px[r], &sd->eng[r], &b, &o);
+}
+
+/* One initiator's proxy threads: an engine each (the first on every NIC the harness's uses,
+ * the others on the k-th NIC where the rank has several: a thread per NIC), the regions
+ * registered on it, and the proxy; their receiving partners where asked for. Collective, in
+ * the same order on every rank. */
+static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int gpu)
+{
+	struct eb_engine *e0 = c->e;
+	int rx = st->rx, k, rc = EB_OK;
+
+	for (k = 0; k < st->nq && rc == EB_OK; k++) {
+		struct eb_fabric_opts f = c->o->fab;
+		struct eb_proxy_opts o = {.layout =
+					      st->nq == 1 ? EB_LAYOUT_SPLIT : EB_LAYOUT_SINGLE,
+					  .chunk = c->chunk,
+					  .window = c->window,
+					  .active = 64,
+					  .log2n = 12,
+					  .batch = 64,
+					  .nsignals = 2 * (uint32_t)c->nranks,
+					  .gpu = gpu,
+					  .timeout_s = c->o->fab.timeout_s,
+					  .cuda_device = c->gpu};
+		struct eb_proxy_bufs b = {.src = eb_payload_at(&st->src, 0),
+					  .src_len = st->plan.src_len,
+					  .dst_len = st->plan.dst_len};
+
+		f.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
+		/* Who spins beside this proxy thread decides how its waits poll: the rank, every
+		 * proxy and receiving thread of this initiator, and CPU producers. */
+		f.threads = 1 + st->npx +
+			    (gpu		      ? 0
+			     : mown(c)->producers > 0 ? mown(c)->producers
+						      : st->nq);
+		if (k > 0 && e0->nnics > 1) {
+			f.nics = e0->nics[k % e0->nnics].domain;
+			f.channels = 1;
+		}
+		rc = eb_engine_open(&sd->eng[k], e0->boot, &f);
+		if (rc != EB_OK)
+			break;
+		sd->eng[k].misplace_chunk = e0->misplace_chunk;
+		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src), FI_WRITE,
+				   0);
+		if (rc == EB_OK && rx)
+			rc = open_rx(st, sd, k, &f, o);
+		else if (rc == EB_OK)
+			rc = eb_region_reg(&sd->dst_reg[k], &sd->eng[k], eb_payload_nic(&st->dst),
+					   FI_REMOTE_WRITE, 1);
+		b.src_mrs = sd->src_reg[k].mr;
+		b.dst_keys = sd->dst_reg[rx ? st->nq + k : k].rkeys;
+		if (rc == EB_OK)
+			rc = eb_proxy_open(&sd->px[k], &sd->eng[k], &b, &o);
+	}
+	return rc;
+}
+
+static void close_side(struct mside *sd, int failed)
+{
+	int k;
+
+	/* Endpoints first: the proxies' posted receives and transfers must outlive them. Parts
+	 * never opened are zero, and closing them does nothing. */
+	for (k = 0; k < 2 * EB_MOE_MAX_Q; k++) {
+		if (failed)
+			eb_engine_abandon(&sd->eng[k]);
+		eb_engine_quiesce(&sd->eng[k]);
+	}
+	for (k = 0; k < 2 * EB_MOE_MAX_Q; k++) {
+		eb_proxy_close(sd->px[k]);
+		sd->px[k] = NULL;
+		eb_region_close(&sd->src_reg[k]);
+		eb_region_close(&sd->dst_reg[k]);
+		eb_engine_close(&sd->eng[k]);
+	}
+}
+
+/* The producers' counters (moe_work.h): per proxy thread, one per destination, one for the
+ * phase's end and one per piece either phase can have. */
+static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
+{
+	int64_t d = st->plan.dispatch.items / eb_moe_piece(c, st, 0);
+	int64_t b = st->plan.combine.items / eb_moe_piece(c, st, 1);
+
+	return (d > b ? d : b) + c->nranks + 1;
+}
+
+static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
+{
+	return (size_t)EB_MOE_MAX_Q * ((size_t)c->nranks + 1 + (size_t)pieces_of(c, st));
+}
+
+static int alloc_state(struct eb_ctx *c, struct mstate *st)
+{
+	size_t n = (size_t)c->nranks, nx = n * (size_t)c->e->nchan;
+	uint64_t big = st->plan.src_len > st->plan.dst_len ? st->plan.src_len : st->plan.dst_len;
+	size_t hidden = (size_t)st->plan.out_bytes / 2;
+
+	st->expect = calloc(2 * n, sizeof(*st->expect));
+	st->a2a_expect = calloc(nx, sizeof(*st->a2a_expect));
+	st->x = eb_xfers_new(c->e, (int)nx, c->window);
+	st->xs = calloc(nx, sizeof(*st->xs));
+	st->waits = calloc(nx, sizeof(*st->waits));
+	st->vals = calloc(hidden, sizeof(*st->vals));
+	st->sum = calloc(2 * hidden, sizeof(*st->sum));
+	st->tickets = calloc(tickets_of(c, st), sizeof(*st->tickets));
+	if (c->mem == EB_MEM_DEVICE)
+		st->host = malloc(big);
+	if (st->expect == NULL || st->a2a_expect == NULL || st->x == NULL || st->xs == NULL ||
+	    st->waits == NULL || st->vals == NULL || st->sum == NULL || st->tickets == NULL ||
+	    (c->mem == EB_MEM_DEVICE && st->host == NULL)) {
+		eb_err("out of memory for moe's state");
+		return EB_ENOMEM;
+	}
+	return EB_OK;
+}
+
+/* Spinning threads per rank with n proxy threads (and rx receiving partners): the rank, its
+ * proxy threads and their partners, CPU producers. */
+static int spinners(const struct eb_ctx *c, unsigned inits, int n, int rx)
+{
+	int cpu =
+	    (inits & (1u << INIT_CPU)) ? (mown(c)->producers > 0 ? mown(c)->producers : n) : 0;
+
+	return 1 + n * (1 + rx) + cpu;
+}
+
+/* Whether this host's ranks have a core for each of that many spinning threads (unknown
+ * cores: yes). */
+static int fits(const struct eb_ctx *c, unsigned inits, int n, int rx)
+{
+	return c->e->cores <= 0 || c->e->host_ranks * spinners(c, inits, n, rx) <= c->e->cores;
+}
+
+/* One proxy thread per NIC used, fewer while the ranks of this host would have more spinning
+ * threads than cores: on 16 cores, 4 ranks with one thread each moved 1.1-1.4x the bytes per
+ * second of four each (test bed, 4 x 4 rails, tcp), since threads that take turns on a core
+ * leave the rails idle. Receiving threads count here only when asked for: by default they
+ * come after the proxy threads, where cores are left. */
+static int default_threads(const struct eb_ctx *c, unsigned inits)
+{
+	int n = c->e->nnics < c->e->nchan ? c->e->nnics : c->e->nchan;
+
+	while (n > 1 && !fits(c, inits, n, mown(c)->rx_threads))
+		n--;
+	return n;
+}
+
+/* Receiving threads by default where the cores allow: on one H100 (2 ranks, shm, pinned
+ * memory) they took decode's pair from 2,333 to 1,467 us (GPU producers) and prefill's from
+ * 22.8 to 15.7 ms; with GPU memory on 2 and 4 GPUs they took the proxy threads' turns at
+ * copying peers' writes away; on the test bed (4 x 4 rails, tcp) the rails stayed the limit
+ * with or without. */
+static int default_rx(const struct eb_ctx *c, unsigned inits, int nq)
+{
+	const struct mopts *mo = mown(c);
+
+	return mo->rx_threads || (!mo->no_rx_threads && fits(c, inits, nq, 1));
+}
+
+/* GPU producer blocks: decode only posts, and few blocks do (8, 32 and 128 took 388, 396 and
+ * 414 us a dispatch over pinned memory on one H100); prefill packs, a copy that needs blocks on
+ * every multiprocessor to reach the GPU's memory rate (4,096 tokens in GPU memory, one rank per
+ * H100: 128 blocks 310 us a dispatch against 380 with 32; two ranks sharing one H100 moved
+ * within the spread between machine starts). */
+static int gpu_blocks(const struct eb_ctx *c, unsigned inits)
+{
+	const struct mopts *mo = mown(c);
+	char name[256];
+	int sms = 0;
+
+	if (mo->producers > 0)
+		return mo->producers;
+	if (mo->preset != MOE_PREFILL || !(inits & (1u << INIT_GPU)) ||
+	    eb_mem_gpu_name(c->gpu, name, sizeof(name), &sms) != EB_OK || sms < 32)
+		return 32;
+	return sms;
+}
+
+int eb_moe_setup(struct eb_ctx *c, unsigned inits)
+{
+	const struct mopts *mo = mown(c);
+	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	struct mstate *st = calloc(1, sizeof(*st));
+	int i, rc;
+
+	if (st == NULL)
+		return EB_ENOMEM;
+	c->priv = st;
+	st->inits = inits;
+	st->nq = mo->proxy_threads > 0 ? mo->proxy_threads : default_threads(c, inits);
+	if (st->nq > EB_MOE_MAX_Q)
+		st->nq = EB_MOE_MAX_Q;
+	st->rx = default_rx(c, inits, st->nq);
+	st->blocks = gpu_blocks(c, inits);
+	st->npx = st->nq * (1 + st->rx);
+	rc = eb_route_build(&st->rt, &mo->spec, &sh);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_moe_plan_build(&st->plan, &st->rt, c->rank, token_bytes(mo),
+			       2ull * (uint64_t)mo->hidden);
+	rc = rc != EB_OK ? rc : alloc_state(c, st);
+	rc = rc != EB_OK ? rc
+			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");
+	rc = rc != EB_OK
+		 ? rc
+		 : eb_payload_alloc(c, &st->dst, st->plan.dst_len, "the moe destination region");
+	/* The baseline's registrations, on the harness's engine. */
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
+		if (inits & (1u << i))
+			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
+	st->w = (struct eb_moe_work){.nq = st->nq,
+				     .rank = c->rank,
+				     .ranks = c->nranks,
+				     .coalesce = mo->preset == MOE_PREFILL,
+				     .npieces = pieces_of(c, st),
+				     .src = eb_payload_at(&st->src, 0),
+				     .dst = eb_payload_at(&st->dst, 0)};
+#ifdef EB_HAVE_CUDA
+	if (c->mem == EB_MEM_DEVICE && !c->staged) { /* staged: producers copy host memory */
+		st->w.gather = eb_mk_gather;
+		st->w.sync = eb_mk_sync;
+	}
+	/* The item arrays in GPU memory: for GPU producers, and for CPU producers' copies of
+	 * GPU memory. */
+	if (rc == EB_OK && ((inits & (1u << INIT_GPU)) || st->w.gather != NULL)) {
+		struct eb_moe_phase d = eb_moe_host_phase(c, st, 0);
+		struct eb_moe_phase b = eb_moe_host_phase(c, st, 1);
+
+		rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
+		if (rc == EB_OK)
+			rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
+		if (rc == EB_OK)
+			rc = eb_mk_upload(&b, c->nranks, st->plan.combine.items, &st->dev[1]);
+		st->have_dev = rc == EB_OK;
+	}
+#endif
+	return rc;
+}
+
+void eb_moe_teardown(struct eb_ctx *c, int failed)
+{
+	struct mstate *st = c->priv;
+
+	if (st == NULL)
+		return;
+	close_side(&st->side[INIT_GPU], failed);
+	close_side(&st->side[INIT_CPU], failed);
+#ifdef EB_HAVE_CUDA
+	if (st->have_dev) {
+		eb_mk_free(&st->dev[0]);
+		eb_mk_free(&st->dev[1]);
+	}
+	eb_mk_free_tickets(st->tickets_dev);
+#endif
+	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_payload_free(&st->src);
+	eb_payload_free(&st->dst);
+	eb_moe_plan_free(&st->plan);
+	eb_route_free(&st->rt);
+	free(st->expect);
+	free(st->a2a_expect);
+	free(st->xs);
+	free(st->waits);
+	free(st->host);
+	free(st->vals);
+	free(st->sum);
+	free(st->tickets);
+	free(st);
+	c->priv = NULL;
+}

@@ -1,0 +1,131 @@
+/* efabench moe's parts: options and per-rank state shared by moe.c (the subcommand, its
+ * schedule and records), moe_setup.c (regions, engines, proxy threads), moe_phase.c (one
+ * dispatch or combine by each initiator), moe_data.c (what is sent and how it is checked)
+ * and moe_pool.c (CPU producers). */
+#ifndef EB_BENCH_MOE_STATE_H
+#define EB_BENCH_MOE_STATE_H
+
+#include "harness/bench.h"
+#include "moe_plan.h"
+#include "moe_pool.h"
+#include "moe_route.h"
+#include "efabench/proxy.h"
+#include "gpu/moe_work.h"
+#include "report/sheet.h"
+
+enum { MOE_DECODE, MOE_PREFILL };
+enum { MOE_BF16, MOE_FP8 };
+enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_N };	 /* who moves the bytes */
+enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
+#define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV))
+
+struct mopts {
+	int preset, dtype;
+	int tokens, hidden, topk, experts; /* 0: the preset's */
+	const char *route;
+	long seed;
+	int proxy_threads; /* 0: one per NIC used */
+	int rx_threads;	   /* a receiving thread beside each proxy thread: asked for */
+	int no_rx_threads; /* none, asked for (neither: where the cores allow) */
+	int producers;	   /* 0: 1 CPU thread per proxy thread; GPU blocks: gpu_blocks */
+	uint64_t piece;	   /* prefill: bytes per packed write at most (0: --chunk) */
+	unsigned initiators;
+	struct eb_route_spec spec;
+};
+
+/* One initiator's proxy threads, each on an engine of its own (the harness's engine is the
+ * baseline's): a proxy's posted receives live as long as its endpoint, and a GPU producer's
+ * queue head lives in GPU memory, where CPU threads cannot push, so the kinds never share.
+ * With receiving threads, [nq + k] is proxy k's partner: the endpoints peers' proxy k writes
+ * to, progressed by a proxy of their own that takes no commands. */
+struct mside {
+	struct eb_engine eng[2 * EB_MOE_MAX_Q];
+	struct eb_region src_reg[2 * EB_MOE_MAX_Q], dst_reg[2 * EB_MOE_MAX_Q];
+	struct eb_proxy *px[2 * EB_MOE_MAX_Q];
+};
+
+struct mstate {
+	unsigned inits; /* the initiators this run measures (INIT_* bits) */
+	struct eb_route rt;
+	struct eb_moe_plan plan;
+	struct eb_payload src, dst; /* regions as the plan lays them out */
+	int nq;			    /* proxy threads per initiator */
+	int rx;			    /* a receiving thread beside each proxy thread */
+	int blocks;		    /* GPU producers: blocks per rank */
+	int npx;		    /* and receiving threads: nq, or 2 nq */
+	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
+	struct eb_moe_work w;
+	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
+	int have_dev;
+	struct eb_moe_pool *pool;
+	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
+	int producers;			 /* of the current initiator */
+	uint64_t *expect;     /* [2][ranks] signal sums awaited per source (cumulative) */
+	uint64_t *a2a_expect; /* [ranks][nchan] chunks awaited by the baseline (cumulative) */
+	struct eb_xfer *x;    /* [ranks][nchan] the baseline's writes */
+	struct eb_xfer **xs;
+	struct eb_imm_wait *waits;
+	char *host;	/* a host copy of a region for checking GPU memory */
+	uint16_t *vals; /* an expert output as bf16, for filling and checking */
+	float *sum;	/* a token's combined sum */
+	int init;	/* the current initiator */
+	int phase;	/* the current timed phase */
+	uint64_t wrong_tokens, wrong_sums;
+};
+
+static inline const struct mopts *mown(const struct eb_ctx *c)
+{
+	return c->o->own;
+}
+
+/* Per rank: p50 and p99 of its iterations, in seconds. */
+struct rank_t {
+	double p50, p99;
+	double writes; /* puts its proxy threads started per iteration (0 for the a2av) */
+};
+
+#define EB_MOE_NCOLS 11
+extern const char *const eb_moe_init_name[];
+extern const char *const eb_moe_phase_name[];
+extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
+/* moe_figures.c: a row (rank 0, every rank's p50/p99 in all, base: the a2av's p50 per phase)
+ * and the header's facts. */
+void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *all,
+		   const double *base, uint64_t wrong);
+void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh);
+/* moe.c: the schedule (the bench's drive hook). */
+int eb_moe_drive(struct eb_ctx *c);
+/* moe_setup.c */
+int eb_moe_setup(struct eb_ctx *c, unsigned inits);
+void eb_moe_teardown(struct eb_ctx *c, int failed);
+
+/* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
+static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c)
+{
+	return mown(c)->piece ? mown(c)->piece : c->chunk;
+}
+
+/* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
+ * partner. */
+static inline struct eb_proxy *eb_moe_px(const struct mstate *st, int k)
+{
+	return st->side[st->init].px[k];
+}
+/* moe_phase.c: start and stop the proxy threads around an initiator's phases; one
+ * iteration of the current phase. */
+int eb_moe_begin(struct eb_ctx *c);
+int eb_moe_end(struct eb_ctx *c, int failed);
+int eb_moe_iter(struct eb_ctx *c);
+/* Puts this initiator's proxy threads have started so far (0 for the a2av). */
+uint64_t eb_moe_puts(const struct mstate *st);
+/* A phase's items for the producers (host arrays), and how many a packed write holds at
+ * most: a piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
+struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which);
+int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
+/* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
+int eb_moe_prepare(struct eb_ctx *c);
+uint64_t eb_moe_verify(struct eb_ctx *c);
+/* The byte a testing aid flips: in the tokens received, or the outputs come back. */
+size_t eb_moe_landing(const struct eb_ctx *c);
+
+#endif

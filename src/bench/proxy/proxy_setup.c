@@ -1,0 +1,179 @@
+#define _GNU_SOURCE /* cpu_set_t for --proxy-cpu */
+#include "proxy_state.h"
+#include "efabench/status.h"
+#include "efabench/topo.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "gpu/floor.h"
+#ifdef EB_HAVE_CUDA
+#include "mem/cuda_check.h"
+#include "gpu/proxy_kernels.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the proxy thread runs: --proxy-cpu N, else (auto) a core of its own near the GPU
+ * (the rank is bound to the GPU's NUMA node) when every spinning thread has one and nobody
+ * bound the process; a launcher's or taskset's binding wins. */
+static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_proxy_opts *pxo)
+{
+	int want = own(c)->cpu;
+
+	st->cpu = -1;
+	if (want >= 0)
+		st->cpu = want;
+	else if (want == PIN_NONE)
+		snprintf(st->pin_why, sizeof(st->pin_why), "--proxy-cpu none");
+	else if (c->user_bound)
+		snprintf(st->pin_why, sizeof(st->pin_why), "the process was bound by its launcher");
+	else if (c->e->yield)
+		snprintf(st->pin_why, sizeof(st->pin_why), "fewer cores than spinning threads");
+	else if ((st->cpu = eb_topo_helper_cpu(c->e->boot->local_rank)) < 0)
+		snprintf(st->pin_why, sizeof(st->pin_why), "the CPU mask is unreadable");
+	pxo->pin = st->cpu >= 0;
+	pxo->cpu = st->cpu;
+	if (st->cpu >= 0)
+		snprintf(st->pin_why, sizeof(st->pin_why), "%s",
+			 want >= 0 ? "--proxy-cpu" : "auto");
+}
+
+int eb_px_setup(struct eb_ctx *c)
+{
+	struct eb_engine *e = c->e;
+	const struct popts *po = own(c);
+	struct pstate *st = calloc(1, sizeof(*st));
+	struct eb_proxy_opts pxo = {.layout = EB_LAYOUT_SINGLE,
+				    .chunk = c->chunk,
+				    .window = c->window,
+				    .active = po->active,
+				    .log2n = (uint32_t)po->log2n,
+				    .batch = (uint32_t)po->batch,
+				    .nsignals = 1,
+				    .gpu = !po->on_cpu,
+				    .timeout_s = c->o->fab.timeout_s,
+				    .cuda_device = c->gpu,
+				    .stall = po->stall_proxy};
+	struct eb_proxy_bufs pb = {0};
+	int32_t sms = 0, *all = NULL;
+	int rc;
+
+	if (st == NULL)
+		return EB_ENOMEM;
+	c->priv = st;
+	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
+	st->spread = c->o->check && po->mode != MODE_LAT;
+	if (st->spread) { /* room for every put of the longest phase, within the cap */
+		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
+		size_t want = st->slot * (size_t)n;
+
+		want = want < EB_PX_SPREAD_BYTES ? want : EB_PX_SPREAD_BYTES;
+		st->slot = want > st->slot ? want : st->slot;
+	}
+	st->window = c->window * e->nchan;
+	st->x = eb_xfers_new(e, e->nchan, c->window);
+
+	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
+	st->waits = calloc((size_t)e->nchan, sizeof(*st->waits));
+	all = calloc((size_t)c->nranks, sizeof(*all));
+	if (st->x == NULL || st->expect == NULL || st->waits == NULL || all == NULL) {
+		free(all);
+		return EB_ENOMEM;
+	}
+	rc = EB_OK;
+	if (c->rank == 0) {
+		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->src, st->slot, "the put source");
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+		/* Rank 0 is never a target, but the key exchange is collective. */
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		pb.src = eb_payload_at(&st->src, 0);
+		pb.src_len = st->slot;
+		pb.src_mrs = st->src.reg.mr;
+	} else {
+		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->dst, st->slot, "the put target");
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	}
+	pb.dst_len = st->slot;
+	pb.dst_keys = st->dst.reg.rkeys;
+#ifdef EB_HAVE_CUDA
+	if (!po->on_cpu && c->rank == 0)
+		sms = eb_gpu_sms();
+#endif
+	/* Every rank learns how many producers "all SMs" means on rank 0. */
+	if (rc == EB_OK)
+		rc = eb_boot_allgather(e->boot, &sms, all, sizeof(sms), eb_engine_deadline(e));
+	st->sms0 = rc == EB_OK ? all[0] : 0;
+	free(all);
+	choose_cpu(c, st, &pxo);
+	if (rc == EB_OK)
+		rc = eb_proxy_open(&st->proxy, e, &pb, &pxo);
+	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0) {
+		double *rtt = calloc(10000, sizeof(*rtt));
+		struct eb_stats s;
+
+		rc = rtt == NULL ? EB_ENOMEM
+				 : eb_floor_measure(!po->on_cpu, 10000, c->o->fab.timeout_s, rtt);
+		if (rc == EB_OK) {
+			eb_stats_compute(rtt, 10000, &s);
+			st->floor_us[0] = s.p50 / 1e3;
+			st->floor_us[1] = s.p99 / 1e3;
+		}
+		free(rtt);
+	}
+	return rc;
+}
+
+void eb_px_teardown(struct eb_ctx *c)
+{
+	struct pstate *st = c->priv;
+
+	if (st == NULL)
+		return;
+	eb_proxy_close(st->proxy);
+	eb_xfers_free(st->x, c->e->nchan);
+	eb_payload_free(&st->src);
+	eb_payload_free(&st->dst);
+
+	free(st->expect);
+	free(st->waits);
+	free(st);
+	c->priv = NULL;
+}
+
+/* Every put of a phase carries the same S bytes to offset 0 (checked phase-timed phases: to a
+ * slot of its own, eb_px_span): fill, poison, reset the signal. */
+int eb_px_prepare(struct eb_ctx *c)
+{
+	struct pstate *st = c->priv;
+	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->peer, .epoch = c->epoch};
+	int ch;
+
+	if (c->role == EB_ROLE_INIT)
+		return eb_payload_fill(c, &st->src, 0, eb_px_span(c, st), &p);
+	if (c->role != EB_ROLE_TARGET)
+		return EB_OK;
+	/* Nothing is in flight before the barrier that follows: count this phase's arrivals
+	 * from here (the proxy's writes count too). */
+	for (ch = 0; ch < c->e->nchan; ch++)
+		st->expect[ch] = eb_imm_count(c->e, 0, ch);
+	eb_proxy_signals(st->proxy)[0] = 0;
+	p.dst = (uint32_t)c->rank;
+	p.epoch = EB_EPOCH_POISON;
+	return eb_payload_fill(c, &st->dst, 0, eb_px_span(c, st), &p);
+}
+
+uint64_t eb_px_verify(struct eb_ctx *c)
+{
+	struct pstate *st = c->priv;
+	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
+
+	return c->role == EB_ROLE_TARGET ? eb_payload_check(c, &st->dst, 0, eb_px_span(c, st), &p)
+					 : 0;
+}
+
+const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off)
+{
+	*off = 0;
+	return &((struct pstate *)c->priv)->dst;
+}

@@ -1,0 +1,201 @@
+/* efabench sendrecv: ping-pong of S bytes between rank 0 and rank k over fi_send/fi_recv, each
+ * receive posted while the peer's message is still to come. Each timed iteration is one round
+ * trip; t is half of it (one-way), so Gbps counts S bytes per one-way trip. */
+#include "harness/bench.h"
+#include "efabench/pattern.h"
+#include "efabench/status.h"
+#include "efabench/xfer.h"
+
+#include <stdlib.h>
+
+struct sendrecv_state {
+	struct eb_payload out, in;
+	struct eb_xfer tx, rx;
+	size_t chunk;
+	int rx_armed;
+	int pipeline; /* unstaged, without --check: rank 0 may post its next message early */
+	int ahead;    /* rank 0's next message is posted already */
+};
+
+static int sendrecv_setup(struct eb_ctx *c)
+{
+	struct eb_engine *e = c->e;
+	struct eb_chan *ch = &e->chan[0];
+	size_t max = (size_t)c->o->sizes[c->o->nsizes - 1];
+	struct sendrecv_state *st = calloc(1, sizeof(*st));
+	int rc;
+
+	if (st == NULL)
+		return EB_ENOMEM;
+	c->priv = st;
+	/* Chunks of one message land in order only where sends are ordered (FI_ORDER_SAS);
+	 * elsewhere each message goes as one operation. */
+	st->chunk = ch->ordered_sends ? c->chunk : max;
+	if (st->chunk > ch->max_msg)
+		st->chunk = ch->max_msg;
+	rc = eb_payload_alloc(c, &st->out, max, "the send buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_alloc(c, &st->in, max, "the receive buffer");
+	if (rc == EB_OK)
+		rc = eb_payload_reg_one(c, &st->out, 0, FI_SEND);
+	if (rc == EB_OK)
+		rc = eb_payload_reg_one(c, &st->in, 0, FI_RECV);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&st->tx, e, c->window);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&st->rx, e, c->window);
+	return rc;
+}
+
+static void sendrecv_teardown(struct eb_ctx *c)
+{
+	struct sendrecv_state *st = c->priv;
+
+	if (st == NULL)
+		return;
+	eb_xfer_fini(&st->tx);
+	eb_xfer_fini(&st->rx);
+	eb_payload_free(&st->out);
+	eb_payload_free(&st->in);
+	free(st);
+	c->priv = NULL;
+}
+
+/* Post the receive of the peer's next message (as much of it as the window allows; a message
+ * of one operation goes straight to the engine). */
+static int arm_rx(struct eb_ctx *c, struct sendrecv_state *st)
+{
+	int rc;
+
+	if (st->rx_armed)
+		return EB_OK;
+	st->rx_armed = 1;
+	eb_xfer_recv(&st->rx, 0, c->peer, eb_payload_at(&st->in, 0), c->bytes, st->chunk,
+		     eb_region_desc(&st->in.reg, 0));
+	rc = eb_payload_stage(c, &st->in, &st->rx, 1);
+	return rc == EB_OK ? eb_xfer_step(&st->rx) : rc;
+}
+
+/* This rank's message (staged: copied from the GPU as it goes), posted as far as the window
+ * allows: a message of one operation goes out at once. */
+static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
+{
+	int rc;
+
+	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
+		     eb_region_desc(&st->out.reg, 0));
+	rc = eb_payload_stage(c, &st->out, &st->tx, 1);
+	return rc == EB_OK ? eb_xfer_step(&st->tx) : rc;
+}
+
+static int sendrecv_prepare(struct eb_ctx *c)
+{
+	struct sendrecv_state *st = c->priv;
+	struct eb_pattern out = {
+	    .src = (uint32_t)c->rank, .dst = (uint32_t)c->peer, .epoch = c->epoch};
+	struct eb_pattern in = {
+	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = EB_EPOCH_POISON};
+
+	int rc;
+
+	if (c->role == EB_ROLE_IDLE)
+		return EB_OK;
+	rc = eb_payload_fill(c, &st->out, 0, c->bytes, &out);
+	if (rc == EB_OK)
+		rc = eb_payload_fill(c, &st->in, 0, c->bytes, &in);
+	st->pipeline = !st->out.staged && !st->in.staged && !c->o->check;
+	st->ahead = 0;
+	/* Posted before the barrier that precedes the first send. */
+	return rc == EB_OK ? arm_rx(c, st) : rc;
+}
+
+/* Wait for this rank's send (tx), the peer's message (rx) or both; no clock read per message. */
+static int wait(struct eb_ctx *c, struct sendrecv_state *st, int tx, int rx)
+{
+	struct eb_xfer *xs[2] = {&st->tx, &st->rx};
+	int first = tx ? 0 : 1, n = tx + rx;
+
+	return eb_xfer_wait(xs + first, n, EB_DEADLINE_LAZY);
+}
+
+/* This rank's message, then the receive of the peer's: the reply cannot come sooner than a
+ * one-way trip, so the receive is still posted in time (else the provider holds the message as
+ * unexpected), and the post stays off the round trip. */
+static int send_first(struct eb_ctx *c, struct sendrecv_state *st)
+{
+	int rc = arm_tx(c, st);
+
+	return rc == EB_OK ? arm_rx(c, st) : rc;
+}
+
+static int sendrecv_iter(struct eb_ctx *c, long i)
+{
+	struct sendrecv_state *st = c->priv;
+	int rc;
+
+	if (c->role == EB_ROLE_IDLE)
+		return EB_OK;
+	if (c->role == EB_ROLE_INIT) {
+		rc = st->ahead ? EB_OK : send_first(c, st);
+		st->ahead = 0;
+		if (rc == EB_OK)
+			rc = wait(c, st, 1, 1);
+		st->rx_armed = 0;
+		/* The next message goes out as soon as the reply is in, before the harness's
+		 * timestamp: an iteration then runs from one send to the next, and no clock read
+		 * sits between the reply and the next send. Not staged, nor with --check, whose
+		 * next iteration prepares and verifies first. */
+		if (rc == EB_OK && st->pipeline && i + 1 < c->iters) {
+			rc = send_first(c, st);
+			st->ahead = rc == EB_OK;
+		}
+		return rc;
+	}
+	rc = wait(c, st, 0, 1);
+	st->rx_armed = 0;
+	if (rc != EB_OK)
+		return rc;
+	/* Reply, then the next receive (never past the phase, which would leave a receive posted
+	 * into the next one). */
+	rc = arm_tx(c, st);
+	if (rc == EB_OK && i + 1 < c->iters)
+		rc = arm_rx(c, st);
+	return rc == EB_OK ? wait(c, st, 1, 0) : rc;
+}
+
+static uint64_t sendrecv_verify(struct eb_ctx *c)
+{
+	struct sendrecv_state *st = c->priv;
+	struct eb_pattern in = {
+	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = c->epoch};
+
+	if (c->role == EB_ROLE_IDLE)
+		return 0;
+	return eb_payload_check(c, &st->in, 0, c->bytes, &in);
+}
+
+static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off)
+{
+	*off = 0;
+	return &((struct sendrecv_state *)c->priv)->in;
+}
+
+static const struct eb_bench sendrecv_bench = {
+    .metric = "t = half the round trip (one-way); S bytes go each way",
+    .nvariants = 1,
+    .variants = {{{"Host", "SingleHost", "SingleDevice", "SingleStaged"},
+		  EB_LAYOUT_SINGLE,
+		  EB_FLOW_PAIRS}},
+    .one_way = 1,
+    EB_BENCH_HOOKS(sendrecv),
+};
+
+const struct eb_cmd eb_cmd_sendrecv = {
+    .name = "sendrecv",
+    .summary = "two-sided send/recv ping-pong, rank 0 <-> rank k",
+    .help = "  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
+	    "  t = HALF the round trip (one-way time); S bytes travel each way and Gbps\n"
+	    "  counts S per one-way t",
+    .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
+    .bench = &sendrecv_bench,
+};

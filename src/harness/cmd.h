@@ -1,0 +1,105 @@
+/* A subcommand is one descriptor: its name, help, its own options and how it runs. The CLI
+ * (src/cli) holds the table of descriptors, parses the common options once and the
+ * subcommand's own into its struct, then launches it. Adding a subcommand is one file that
+ * defines a descriptor, and one line in that table. */
+#ifndef EB_BENCH_CMD_H
+#define EB_BENCH_CMD_H
+
+#include "efabench/boot.h"
+#include "efabench/fabric.h"
+#include "core/opt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EB_MAX_SIZES 64
+
+/* Groups of common options a subcommand takes (--timeout and -v go with every one). */
+enum {
+	EB_G_SIZES = 1u << 0,	/* -b -e -f -w -n --check */
+	EB_G_FABRIC = 1u << 1,	/* --provider --nics --channels --link-gbps --chunk --window */
+	EB_G_LAYOUT = 1u << 2,	/* --layout */
+	EB_G_RANKS = 1u << 3,	/* --np, and the rendezvous: --root --rank --ranks */
+	EB_G_OUTPUT = 1u << 4,	/* --csv --json */
+	EB_G_TESTING = 1u << 5, /* --corrupt-at --corrupt-key */
+	EB_G_MEM = 1u << 6,	/* --mem --gpu --staged --stage-serial */
+};
+
+/* What a fabric benchmark on the harness takes. */
+#define EB_G_FABRIC_BENCH                                                                          \
+	(EB_G_SIZES | EB_G_FABRIC | EB_G_LAYOUT | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING |        \
+	 EB_G_MEM)
+
+struct eb_cmd;
+
+/* The common options, parsed once for every subcommand. */
+struct eb_opts {
+	const struct eb_cmd *cmd;
+	const void *own; /* the subcommand's own options (its descriptor's own_size bytes) */
+	int np;		 /* 0: not given */
+	uint64_t begin, end;
+	long factor;
+	long warmup, iters;
+	long phases; /* timed phases of a variant that times whole phases (EB_PHASE_TIMED) */
+	long rounds; /* a size's variants take turns this many times (their timed phases) */
+	int check;
+	uint64_t chunk;	  /* 0: chosen per provider (eb_harness_tune) */
+	long window;	  /* 0: likewise */
+	unsigned layouts; /* bit (1 << enum eb_layout) per layout to run; 0: all */
+	struct eb_fabric_opts fab;
+	int mem;    /* enum eb_mem_kind of the payloads */
+	int staged; /* device payloads through pinned bounce buffers */
+	int serial; /* staged without overlap: copy all, then send; receive all, then copy */
+	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
+	const char *want_gpu;	/* the option that needs a GPU whatever the memory (NULL: none) */
+	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
+	const char *cpu_map;	/* --cpu-map: local rank i runs on entry i (NULL: left alone) */
+	const char *csv, *json;
+	int verbose;
+	int quiet;	     /* no progress line on stderr */
+	long corrupt_at;     /* < 0: off; else the receiver flips this byte after each arrival */
+	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
+	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
+	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
+	int sizes_given, iters_given, rounds_given; /* -b/-e, -n, --rounds on the command line:
+						     * a subcommand's finish may choose its own
+						     * defaults where they are not */
+	uint64_t sizes[EB_MAX_SIZES];
+	int nsizes;
+};
+
+struct eb_bench;
+
+/* A descriptor's own options: their table, the struct they fill, its defaults and the check
+ * after parsing. */
+#define EB_CMD_OPTS(table, type, defaults_fn, finish_fn)                                           \
+	.opts = table, .nopts = (int)(sizeof(table) / sizeof(table[0])), .own_size = sizeof(type), \
+	.defaults = defaults_fn, .finish = finish_fn
+
+struct eb_cmd {
+	const char *name;
+	const char *summary; /* one line for `efabench --help` */
+	const char *help;    /* what it measures and how every figure is defined */
+	unsigned groups;     /* EB_G_* */
+	const struct eb_opt *opts;
+	int nopts;
+	size_t own_size;
+	void (*defaults)(void *own);
+	/* After parsing, before the size sweep is built: check combinations and derive values;
+	 * EB_EINVAL after one line. */
+	int (*finish)(struct eb_opts *o, void *own);
+	/* Every benchmark: the harness runs it in each rank (in this process when alone). */
+	const struct eb_bench *bench;
+	int alone; /* one process, no ranks (queue) */
+	/* Not a benchmark (info): one process, returns a status. */
+	int (*main)(const struct eb_opts *o);
+	/* Before the embedded launcher forks (may be NULL): the rank count to start, or minus an
+	 * exit status after one line saying why not. */
+	int (*probe)(const struct eb_opts *o);
+	int one_host; /* every rank on this host: the rendezvous is refused */
+	/* A tool rather than a benchmark (plot, report): takes its whole command line, positional
+	 * arguments too, parses it itself and returns the exit status (nothing above is used). */
+	int (*tool)(int argc, char **argv);
+};
+
+#endif

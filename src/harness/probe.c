@@ -1,0 +1,116 @@
+/* Before and as a run starts: the launcher's probe (ranks, provider, NICs, GPUs and how GPU
+ * memory registers, checked in a child before any rank forks) and each rank's GPU. */
+#include "probe.h"
+#include "efabench/facts.h"
+#include "efabench/status.h"
+#include "efabench/topo.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct probe_arg {
+	const struct eb_opts *o;
+	int np;
+};
+
+/* Register a small GPU buffer on the first NIC the run would use: the registration path
+ * every rank will take, known (or refused, with the provider named) before any starts. */
+static int try_gpu_reg(const struct eb_opts *o, int gpu)
+{
+	struct eb_gpu_reg r;
+	char prov[32];
+	int rc;
+
+	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_gpu_reg_probe(prov, &o->fab, 1, gpu, &r);
+	if (rc == EB_OK) {
+		eb_dbg("GPU memory registers on %s through %s", prov,
+		       eb_reg_path_name(r.dmabuf > 0 ? EB_REG_DMABUF : EB_REG_HMEM_CUDA));
+		return EB_OK;
+	}
+	if (r.state != EB_GREG_FAILED) /* a failed call has said why */
+		eb_err("--mem device: %s", r.why);
+	return rc == EB_ENOTSUP ? EB_EINVAL : rc;
+}
+
+/* GPUs before the fabric: on a machine without one, that is what the user needs to hear. */
+static int validate(const void *arg, void *out)
+{
+	const struct probe_arg *a = arg;
+	const struct eb_opts *o = a->o;
+	int n, gpu, rc;
+
+	if (o->mem != EB_MEM_HOST || o->want_gpu != NULL) {
+		const char *why = eb_mem_gpu_absent();
+
+		n = why == NULL ? eb_mem_gpu_count() : 0;
+		gpu = o->gpu >= 0 ? o->gpu : 0;
+		if (n == 0) {
+			eb_err("%s%s needs a GPU, and CUDA sees none (%s)",
+			       o->mem != EB_MEM_HOST ? "--mem " : "",
+			       o->mem != EB_MEM_HOST ? eb_mem_kind_name(o->mem) : o->want_gpu, why);
+			return 2;
+		}
+		if (gpu >= n) {
+			eb_err("--gpu %d: CUDA sees %d GPU%s (0 to %d)", gpu, n, n == 1 ? "" : "s",
+			       n - 1);
+			return 2;
+		}
+	}
+	rc = eb_fabric_validate(&o->fab, a->np, 1);
+	if (rc == EB_OK && o->mem == EB_MEM_DEVICE && !o->staged)
+		rc = try_gpu_reg(o, o->gpu >= 0 ? o->gpu : 0);
+	return eb_exit_code(rc);
+}
+
+int eb_harness_probe(const struct eb_opts *o)
+{
+	struct probe_arg a = {o, o->np ? o->np : 2};
+	char none;
+	int code;
+
+	if (a.np < 2) {
+		eb_err("%s pairs rank 0 with every other rank: it needs --np 2 or more (got %d)",
+		       o->cmd->name, a.np);
+		return -2;
+	}
+	code = eb_launch_probe(validate, &a, &none, 1);
+	return code != 0 ? -code : a.np;
+}
+
+/* This rank's GPU: --gpu, else the local rank modulo the GPUs CUDA sees. */
+int eb_harness_pick_gpu(struct eb_ctx *c, struct eb_boot *boot)
+{
+	int n, rc;
+
+	c->user_bound = eb_topo_bound(); /* before we bind it ourselves */
+	c->mem = (enum eb_mem_kind)c->o->mem;
+	c->staged = c->o->staged;
+	c->serial = c->o->serial;
+	c->gpu = -1;
+	c->sel = c->staged		   ? EB_SEL_STAGED
+		 : c->mem == EB_MEM_DEVICE ? EB_SEL_DEVICE
+		 : c->mem == EB_MEM_PINNED ? EB_SEL_PINNED
+					   : EB_SEL_HOST;
+	if (c->mem == EB_MEM_HOST && c->o->want_gpu == NULL)
+		return EB_OK;
+	n = eb_mem_gpu_count();
+	c->gpu = c->o->gpu >= 0 ? c->o->gpu : n > 0 && boot != NULL ? boot->local_rank % n : 0;
+	if (c->gpu >= n) {
+		eb_err("--mem %s: GPU %d does not exist (CUDA sees %d)", eb_mem_kind_name(c->mem),
+		       c->gpu, n);
+		return EB_EINVAL;
+	}
+	rc = eb_mem_use_gpu(c->gpu);
+	if (rc == EB_OK && eb_mem_gpu_pci(c->gpu, c->gpu_pci, sizeof(c->gpu_pci)) == EB_OK) {
+		/* Its NUMA node's cores, unless a launcher or taskset bound us already. */
+		char why[96];
+
+		if (eb_topo_bind(eb_topo_numa_of(c->gpu_pci), why, sizeof(why)) >= 0)
+			eb_dbg("GPU %d (%s): %s", c->gpu, c->gpu_pci, why);
+	}
+	return rc;
+}
