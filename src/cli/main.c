@@ -6,6 +6,7 @@
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "harness/harness.h"
+#include "harness/sweep.h"
 #include "core/log.h"
 
 #include <errno.h>
@@ -210,7 +211,7 @@ int main(int argc, char **argv)
 		goto free_own;
 	}
 	eb_log_set_verbose(o.verbose);
-	if (cmd->bench != NULL && cmd->bench->drive == NULL &&
+	if (cmd->bench != NULL && cmd->bench->drive == NULL && cmd->bench->plan == NULL &&
 	    eb_harness_select(cmd->bench, &o, vars) == 0) {
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;

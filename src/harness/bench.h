@@ -1,7 +1,9 @@
-/* What a benchmark on the harness is made of: its variants, the context its hooks get, its
- * payloads, and the hooks themselves (harness.h runs them). */
-#ifndef EB_BENCH_BENCH_H
-#define EB_BENCH_BENCH_H
+/* What a benchmark is made of: the points it measures, its hooks over one iteration, and what
+ * it records of each point. The harness (harness.h) owns the schedule: it runs every point's
+ * warm-up and aligned timed iterations through the one loop, verifies, computes statistics,
+ * sums #wrong over every rank, gathers each rank's figures and hands records to src/report. */
+#ifndef EB_HARNESS_BENCH_H
+#define EB_HARNESS_BENCH_H
 
 #include "cmd.h"
 #include "efabench/engine.h"
@@ -10,7 +12,8 @@
 #include "efabench/region.h"
 #include "efabench/stage.h"
 #include "efabench/stats.h"
-#include "report/run.h"
+#include "report/rec.h"
+#include "report/sheet.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,31 +25,93 @@ enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
 /* Which memory a run moves: the variant names follow the seeds' (SinglePin, SingleDMA). */
 enum eb_memsel { EB_SEL_HOST, EB_SEL_PINNED, EB_SEL_DEVICE, EB_SEL_STAGED, EB_NSEL };
 
-/* In a variant's tag: the benchmark's run hook times it, not the harness. */
-#define EB_SELF_TIMED (1 << 30)
-/* In a variant's tag: the run hook times only the whole phase (one sample per call: the phase
- * over its iterations). The harness cuts the timed iterations into --phases phases and reports
- * their spread, never a per-iteration percentile. With --check such a phase stays whole: the
- * benchmark lands each iteration of it in a place of its own and checks them all after it. */
-#define EB_PHASE_TIMED (1 << 29)
-
-struct eb_variant {
-	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
-	enum eb_layout layout;
-	enum eb_flow flow;
-	int tag; /* the benchmark's own: which way this variant runs (and EB_SELF_TIMED) */
-	int ref; /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
+/* Who talks to whom in a sweep variant's timed phase. */
+enum eb_flow {
+	EB_FLOW_PAIRS,	/* rank 0 -> rank k, one k at a time, k = 1..N-1 */
+	EB_FLOW_FANOUT, /* rank 0 -> every rank k at once */
+	EB_FLOW_ALL,	/* every rank -> every other rank at once */
 };
 
+/* How a point is timed and what rank 0 keeps of it (struct eb_pt's flags). */
+enum {
+	/* The run hook times n iterations at once (GPU clocks, one launch for many), not the
+	 * loop; with --check, one at a time. */
+	EB_PT_SELF_TIMED = 1u << 0,
+	/* The run hook times only the whole phase: one sample per phase. The timed iterations
+	 * are cut into --phases phases and their spread is reported, never a per-iteration
+	 * percentile; with --check such a phase stays whole (the benchmark lands each
+	 * iteration in a place of its own and checks them all after it). */
+	EB_PT_PHASE_TIMED = 1u << 1,
+	/* Every rank's samples reach rank 0 (m->samples): the point's pooled statistics and
+	 * figures across ranks per iteration. */
+	EB_PT_SAMPLES = 1u << 2,
+	/* Every rank waits at a barrier before checking what arrived (the writers are on
+	 * other ranks and nothing else tells the target they are done). */
+	EB_PT_SETTLE = 1u << 3,
+	/* Every timed iteration starts at a barrier, not only the phase's first. */
+	EB_PT_ALIGN_EACH = 1u << 4,
+};
+
+/* A point: one thing measured. Its coordinates are the benchmark's own (a size, a variant, a
+ * launch shape, an initiator, a direction...); its hooks read them from c->pt. A point runs
+ * in turns: in each, the turn hook gives every rank its role and peer, and each rank that
+ * measures in it (role INIT or ALL) gives one group of samples. */
+struct eb_pt {
+	uint64_t size; /* S: bytes a rank sends to one peer per iteration (0: not sized) */
+	int var;       /* the benchmark's first coordinate (a variant, shape, initiator...) */
+	int step;      /* its second (a direction, a phase, a kind...) */
+	int turns;     /* groups of ranks that take turns, 1 at least */
+	long warmup, iters;
+	unsigned flags; /* EB_PT_* */
+	double scale;	/* the figures' seconds per sample times this (0.5: one way); 0: 1 */
+	const char *name; /* the progress line's */
+	const struct eb_variant *variant; /* the sweep's (c->var while it runs) */
+};
+
+/* What one rank did in one turn of a point, as every rank reports it. */
+struct eb_turn_rep {
+	int32_t active; /* it measured: role INIT or ALL */
+	int32_t peer;	/* -1: none, or all at once */
+	uint64_t wrong; /* wrong words it found, warm-up included */
+	double secs;	/* the turn's wall time on this rank */
+	struct eb_stats st; /* its samples' statistics (scaled), when active */
+};
+
+/* One measuring rank of one turn. */
+struct eb_group {
+	int rank, peer, turn;
+	struct eb_stats st; /* seconds per iteration (per phase's iteration when phase-timed) */
+};
+
+/* A point as rank 0 has it after every rank reported. */
+struct eb_meas {
+	const struct eb_pt *pt;
+	int nranks, turns;
+	struct eb_turn_rep *rep; /* [turn][rank] */
+	struct eb_group *groups; /* the active reports, turn by turn, rank by rank */
+	int ngroups;
+	struct eb_stats all; /* every group's samples pooled (EB_PT_SAMPLES or one rank alone) */
+	double *samples;     /* [group][per] when gathered; per: iterations (or phases) */
+	long per;
+	int phases;	/* > 0: phase-timed: every statistic is of phases' seconds per iteration */
+	uint64_t wrong; /* every rank's, every turn */
+};
+
+struct eb_bench;
+
 struct eb_ctx {
+	const struct eb_bench *b;
 	struct eb_boot *boot; /* NULL when the benchmark runs alone */
 	struct eb_engine *e;  /* NULL unless the benchmark uses the fabric */
 	const struct eb_opts *o;
+	const void *own; /* the subcommand's own options (o->own), as the benchmark's struct */
 	int rank, nranks;
 	enum eb_role role;
-	int peer; /* the other rank of the current pair; -1 when idle or talking to all */
-	const struct eb_variant *var;
-	size_t bytes; /* S of the current size */
+	int peer; /* the other rank of the current turn; -1 when idle or talking to all */
+	int turn;
+	const struct eb_pt *pt;
+	const struct eb_variant *var; /* the sweep's current variant (NULL elsewhere) */
+	size_t bytes;		      /* pt->size */
 	size_t chunk; /* bytes per operation, resolved from opts and the provider */
 	int window;   /* chunks in flight per channel, likewise */
 	long iters;   /* of the current phase */
@@ -99,60 +164,78 @@ int eb_payload_land(struct eb_ctx *c, struct eb_payload *p, size_t slot);
 int eb_payload_landed(struct eb_ctx *c, uint64_t deadline);
 void eb_payload_unland(struct eb_ctx *c);
 
-/* What the harness sets up for a benchmark that drives the loop itself. */
+/* A sweep variant: how a column of the seeds' table moves its bytes. */
+struct eb_variant {
+	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
+	enum eb_layout layout;
+	enum eb_flow flow;
+	int tag;   /* the benchmark's own (which way this variant runs) */
+	unsigned pt_flags; /* EB_PT_SELF_TIMED, EB_PT_PHASE_TIMED */
+	int ref;   /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
+};
+
+/* What the harness opens for a benchmark before its setup. */
 #define EB_USES_FABRIC 1u /* the engine, its channels on the NICs near the rank's GPU */
 
 struct eb_bench {
-	const char *metric; /* one line: how t and Gbps are defined for it */
-	/* A benchmark whose schedule is not a sweep of sizes x variants (ipc's launch shapes,
-	 * matrix and doctor's tournaments of pairs, queue's producer counts) drives the one loop
-	 * (loop.h) itself: the harness gives it the context (ranks, GPU, the engine where `uses`
-	 * asks) and takes its status; none of the hooks below is used then. */
+	const char *metric; /* how its figures are defined, for the header */
+	unsigned uses;	    /* EB_USES_* */
+	/* A benchmark that times nothing (doctor's checks) runs itself; none of the hooks below
+	 * is used then. */
 	int (*drive)(struct eb_ctx *c);
-	unsigned uses; /* EB_USES_* */
-	int nvariants;
-	struct eb_variant variants[EB_MAX_VARIANTS];
-	int one_way; /* t is half of each timed iteration (ping-pong) */
-	/* Allocate and register for the largest size; collective. */
+
+	/* The points of row `row` (0, 1, ...) into pts (at most max), their count (0: no more
+	 * rows), or a negative status. Called on every rank just before the row runs, so a row
+	 * may depend on what earlier rows measured (collectives allowed). The points of a row
+	 * take turns --rounds times. NULL: the sweep of sizes x variants (sweep.h). */
+	int (*plan)(struct eb_ctx *c, int row, struct eb_pt *pts, int max);
+	/* Allocate and register for every point (collective); free. */
 	int (*setup)(struct eb_ctx *c);
 	void (*teardown)(struct eb_ctx *c);
+	/* Optional: before the first point of a run of points with the same var, and after its
+	 * last (failed: a rank failed, stop at once). Collective. */
+	int (*enter)(struct eb_ctx *c);
+	int (*leave)(struct eb_ctx *c, int failed);
+	/* Optional: every rank's role and peer in turn c->turn (NULL: the sweep variant's flow). */
+	void (*turn)(struct eb_ctx *c);
 	/* Fill what this rank sends for c->epoch, poison what it receives; collective-free. */
 	int (*prepare)(struct eb_ctx *c);
-	/* One timed iteration, i counting from 0 within the phase, timed by the harness... */
+	/* One timed iteration, i counting from 0 within the phase, timed by the loop... */
 	int (*iter)(struct eb_ctx *c, long i);
-	/* ...or, instead, n iterations at once that time themselves: samples (NULL during warm-up)
-	 * gets n seconds per iteration. */
-	int (*run)(struct eb_ctx *c, long n, double *samples);
-	/* Optional: facts of its own for the header (rank 0, after setup). */
-	void (*facts)(const struct eb_ctx *c, struct eb_head *h);
-	/* Optional: variants that depend on the options (then variants[] is unused). */
-	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
+	/* ...or n iterations that time themselves: samples (NULL during warm-up) gets *got
+	 * seconds (per iteration, or one per phase when phase-timed). */
+	int (*run)(struct eb_ctx *c, long n, double *samples, long *got);
 	/* Wrong words in what this rank received for c->epoch. */
 	uint64_t (*verify)(struct eb_ctx *c);
-	/* Where the data this rank receives lands, and at which offset (for fault injection). */
-	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off);
-	/* Optional: figures of its own for a point's record (rank 0, once it is measured). */
-	void (*extra)(const struct eb_ctx *c, const struct eb_point *p, struct eb_rec *rec);
+	/* Testing aid (--corrupt-at): where what this rank receives lands, its offset and
+	 * length (NULL: nothing lands here). */
+	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off, size_t *len);
+	/* Rank 0: facts of its own for the header and JSON (after setup). */
+	void (*facts)(const struct eb_ctx *c, struct eb_sheet *s);
+	/* Rank 0: a point's record (every figure of it). */
+	void (*record)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r);
+	/* Its table: a row per record (NULL with the sweep: the seeds' table). */
+	const struct eb_colspec *cols;
+	int ncols;
+	/* Rank 0, optional: after the last row, tables and notes of its own over the records. */
+	void (*close)(const struct eb_ctx *c, struct eb_sheet *s);
+
+	/* The sweep's (plan NULL): its variants, or variants_of the options. */
+	int nvariants;
+	struct eb_variant variants[EB_MAX_VARIANTS];
+	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
+	int one_way; /* t is half of each timed iteration (ping-pong) */
+	/* Optional: figures of its own in a sweep record (rank 0). */
+	void (*extra)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec);
 };
+
+/* Chunk and window: --chunk/--window when given, else what measured best for the provider
+ * (the harness resolves them into c->chunk and c->window for every fabric benchmark). */
+void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
 
 /* A benchmark's hooks, for functions named <p>_setup, <p>_teardown, ... <p>_landing. */
 #define EB_BENCH_HOOKS(p)                                                                          \
 	.setup = p##_setup, .teardown = p##_teardown, .prepare = p##_prepare, .iter = p##_iter,    \
 	.verify = p##_verify, .landing = p##_landing
-
-/* Chunk and window: --chunk/--window when given, else what measured best for the provider:
- * 512K x 16 on the socket providers (tcp;ofi_rxm writes of 1 MiB and more run ~40 % slower on
- * loopback), 256M x 4 for GPU memory on shm (CUDA IPC), 1M x 4 on the others. */
-void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, int *window);
-
-/* The benchmark's variants whose layout is in --layout's mask (0: all); returns how many. */
-int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,
-		      const struct eb_variant **vars);
-
-/* Distinct NICs rank 0 drives in the variant (BusBW's denominator counts these). */
-int eb_variant_nics(const struct eb_engine *e, const struct eb_variant *v, int nranks);
-
-/* Bytes a measuring rank injects per iteration of the variant. */
-double eb_variant_bytes(const struct eb_variant *v, uint64_t size, int nranks);
 
 #endif

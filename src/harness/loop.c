@@ -39,7 +39,7 @@ int eb_loop_phase(const struct eb_loop *l, long iters, double *samples, long *ns
 {
 	uint64_t t0 = 0, t1, ns0 = eb_now_ns(), k0 = eb_ticks();
 	int self = l->iter == NULL;
-	long m = self && !l->check ? iters : 1, got = 0, i;
+	long m = self && !l->check && !l->align_each ? iters : 1, got = 0, i;
 	int rc = EB_OK;
 
 	for (i = 0; i < iters && rc == EB_OK; i += m) {
@@ -48,6 +48,11 @@ int eb_loop_phase(const struct eb_loop *l, long iters, double *samples, long *ns
 				rc = check(l, wrong);
 			if (rc == EB_OK)
 				rc = start(l);
+			if (rc != EB_OK)
+				break;
+			t0 = eb_ticks();
+		} else if (l->align_each && l->align != NULL) {
+			rc = l->align(l->arg);
 			if (rc != EB_OK)
 				break;
 			t0 = eb_ticks();

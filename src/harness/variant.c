@@ -1,6 +1,6 @@
 /* What a variant is made of, decided before it runs: which ones run, the chunk and window, the
  * bytes a measuring rank injects and the NICs it drives. */
-#include "bench.h"
+#include "sweep.h"
 
 #include <string.h>
 

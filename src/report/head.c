@@ -2,50 +2,87 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WRAP 100
 
 void eb_head_fact(struct eb_head *h, const char *label, const char *fmt, ...)
 {
-	struct eb_head_line *l;
 	struct eb_fact *f;
+	char value[1024];
 	va_list ap;
 
-	if (h->n == 0 || h->line[h->n - 1].n == EB_HEAD_FACTS) {
-		if (h->n == EB_HEAD_LINES)
+	if (h->n == h->cap) {
+		int cap = h->cap ? 2 * h->cap : 32;
+		struct eb_fact *grown = realloc(h->f, sizeof(*grown) * (size_t)cap);
+
+		if (grown == NULL) {
+			h->oom = 1;
 			return;
-		h->line[h->n++].n = 0;
+		}
+		h->f = grown;
+		h->cap = cap;
 	}
-	l = &h->line[h->n - 1];
-	f = &l->fact[l->n++];
-	snprintf(f->label, sizeof(f->label), "%s", label != NULL ? label : "");
 	va_start(ap, fmt);
-	vsnprintf(f->value, sizeof(f->value), fmt, ap);
+	vsnprintf(value, sizeof(value), fmt, ap);
 	va_end(ap);
+	f = &h->f[h->n];
+	f->label = strdup(label != NULL ? label : "");
+	f->value = strdup(value);
+	if (f->label == NULL || f->value == NULL) {
+		free(f->label);
+		free(f->value);
+		h->oom = 1;
+		return;
+	}
+	f->brk = h->brk || h->n == 0;
+	h->brk = 0;
+	h->n++;
 }
 
 void eb_head_break(struct eb_head *h)
 {
-	if (h->n < EB_HEAD_LINES && (h->n == 0 || h->line[h->n - 1].n > 0))
-		h->line[h->n++].n = 0;
+	h->brk = 1;
 }
 
 void eb_head_print(const struct eb_head *h)
 {
-	int i, k;
+	int i, col = 0;
 
 	for (i = 0; i < h->n; i++) {
-		const struct eb_head_line *l = &h->line[i];
+		const struct eb_fact *f = &h->f[i];
+		int len = (int)(strlen(f->label) + strlen(f->value)) + (f->label[0] ? 4 : 2);
 
-		if (l->n == 0)
-			continue;
-		if (l->n == 1 && l->fact[0].label[0] == '\0' && l->fact[0].value[0] == '\0') {
-			printf("#\n"); /* a blank line between parts */
+		if (f->label[0] == '\0' && f->value[0] == '\0') { /* a blank line between parts */
+			printf("%s#\n", col ? "\n" : "");
+			col = 0;
 			continue;
 		}
-		printf("#");
-		for (k = 0; k < l->n; k++)
-			printf(l->fact[k].label[0] ? "%s %s: %s" : "%s %s%s", k ? " " : "",
-			       l->fact[k].label, l->fact[k].value);
-		printf("\n");
+		if (col > 0 && (f->brk || col + len > WRAP)) {
+			printf("\n");
+			col = 0;
+		}
+		if (col == 0) {
+			printf("#");
+			col = 1;
+		}
+		printf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label, f->value);
+		col += len;
 	}
+	if (col > 0)
+		printf("\n");
 	fflush(stdout);
+}
+
+void eb_head_free(struct eb_head *h)
+{
+	int i;
+
+	for (i = 0; i < h->n; i++) {
+		free(h->f[i].label);
+		free(h->f[i].value);
+	}
+	free(h->f);
+	memset(h, 0, sizeof(*h));
 }

@@ -203,6 +203,22 @@ void eb_rec_append(struct eb_rec *r, const struct eb_rec *from)
 	r->oom |= from->oom;
 }
 
+void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key)
+{
+	int i, depth = 0;
+
+	for (i = 0; i < from->n; i++) {
+		const struct eb_field *f = &from->f[i];
+
+		if (depth == 0 && !(f->kind == EB_V_OBJ && strcmp(f->key, key) == 0))
+			continue;
+		copy_field(r, f);
+		depth += f->kind == EB_V_OBJ ? 1 : f->kind == EB_V_END ? -1 : 0;
+		if (depth == 0)
+			return;
+	}
+}
+
 void eb_rec_free(struct eb_rec *r)
 {
 	int i, k;

@@ -101,7 +101,7 @@ staged)
 		run sendrecv 2 "$prov" SingleStaged --mem device --staged --check
 	done
 	run write 2 shm SingleStaged,MultiStaged,RoundRobinStaged --mem device --staged --stage-serial
-	grep -q "STAGED" "$WORK/out" || fail "the header does not say staged"
+	grep -q "staged through pinned bounce buffers: yes" "$WORK/out" || fail "the header does not say staged"
 	;;
 device)
 	[ -n "${EB_CUDA_LIBFABRIC:-}" ] || skip "set EB_CUDA_LIBFABRIC to a libfabric built with CUDA"

@@ -22,7 +22,7 @@ PY
 fi
 run_ok mpirun timeout 120 $MPIRUN --oversubscribe -np "$np" "$EFABENCH" "$bench" --provider "$prov" \
 	-b 1000 -e 1M -f 32 -n 5 -w 1 --chunk 64K --window 4 --timeout 20 --json "$WORK/out.json"
-grep -q "(mpi launcher)" "$WORK/out" || fail "the MPI bootstrap was not used"
+grep -q "launcher: mpi" "$WORK/out" || fail "the MPI bootstrap was not used"
 nv=1
 [ "$bench" = sendrecv ] || nv=3
 check_json "$WORK/out.json" $((4 * nv)) 0

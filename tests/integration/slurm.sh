@@ -4,7 +4,7 @@
 # logs), then tears down, leaving no daemon behind:
 #   srun --mpi=pmix -n 2 efabench write|sendrecv      (Open MPI build: PMIx)
 #   srun --mpi=pmi2 -n 2 efabench-mpich write         (MPICH build: PMI-2), where built
-# Each must exit 0, run on the MPI bootstrap ("(mpi launcher)") and end with
+# Each must exit 0, run on the MPI bootstrap ("launcher: mpi") and end with
 # "Out of bounds values : 0 OK". Skipped (77) when not root, without slurm-wlm and munge, or
 # when the daemons do not bring the node up.
 . "$(dirname "$0")/lib.sh"
@@ -137,7 +137,7 @@ srun_check() {
 	cat "$WORK/out"
 	cat "$WORK/err" >&2
 	[ $rc -eq 0 ] || fail "srun --mpi=$mpi $(basename "$bin") $bench exited $rc"
-	grep -q "(mpi launcher)" "$WORK/out" || fail "$bench under srun --mpi=$mpi did not use the MPI bootstrap"
+	grep -q "launcher: mpi" "$WORK/out" || fail "$bench under srun --mpi=$mpi did not use the MPI bootstrap"
 	[ "$(grep -c '^# ranks: 2 ' "$WORK/out")" = 1 ] || fail "not one job of 2 ranks"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "$bench under srun --mpi=$mpi: no '0 OK'"
 }

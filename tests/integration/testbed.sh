@@ -54,7 +54,7 @@ write2x2)
 	after=$(rail_bytes 0 1)
 	# Split sends half of every 4 MiB write over rail 1 (and round-robin to rank 1 uses it).
 	[ $((after - before)) -gt $((4 * 2 * 1024 * 1024)) ] || fail "rail 1 carried only $((after - before)) bytes"
-	grep -q "channels: 2 on NICs: rail0 rail1" "$WORK/out" || fail "channels not bound to the rails"
+	grep -q "channels on NICs: rail0 rail1" "$WORK/out" || fail "channels not bound to the rails"
 	;;
 alltoall4x2)
 	bash "$SCRIPTS/testbed.sh" up 4 2 2gbit || fail "test bed setup"

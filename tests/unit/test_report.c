@@ -4,7 +4,7 @@
 #include "check.h"
 #include "efabench/status.h"
 #include "report/doc.h"
-#include "report/run.h"
+#include "harness/sweep.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,17 +16,16 @@
  * 2,015 us mean between 40 us iterations. Iterations timed one by one only. */
 static void skew(void)
 {
-	struct eb_point p = {.all = {.n = 20, .mean = 2015e-6, .p50 = 40e-6, .max = 39e-3}};
+	struct eb_stats all = {.n = 20, .mean = 2015e-6, .p50 = 40e-6, .max = 39e-3};
 
-	CHECK(eb_point_skewed(&p));
-	p.all.mean = 1.4 * p.all.p50; /* ordinary spread */
-	CHECK(!eb_point_skewed(&p));
-	p.all.mean = 2015e-6;
-	p.phases = 5; /* timed by the phase: no median of iterations to hold it to */
-	CHECK(!eb_point_skewed(&p));
-	p.phases = 0;
-	p.all.n = 2;
-	CHECK(!eb_point_skewed(&p));
+	CHECK(eb_sweep_skewed(&all, 0));
+	all.mean = 1.4 * all.p50; /* ordinary spread */
+	CHECK(!eb_sweep_skewed(&all, 0));
+	all.mean = 2015e-6;
+	/* timed by the phase: no median of iterations to hold it to */
+	CHECK(!eb_sweep_skewed(&all, 5));
+	all.n = 2;
+	CHECK(!eb_sweep_skewed(&all, 0));
 }
 
 static char *slurp(const char *path)

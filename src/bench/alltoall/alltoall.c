@@ -167,25 +167,26 @@ static uint64_t a2a_verify(struct eb_ctx *c)
 	return wrong;
 }
 
-static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off)
+static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off, size_t *len)
 {
 	struct a2a_state *st = c->priv;
 
 	/* The slot of the next rank down: every rank has one that some peer writes. */
 	*off = (size_t)((c->rank + c->nranks - 1) % c->nranks) * st->slot;
+	*len = c->bytes;
 	return &st->in;
 }
 
 /* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
  * (S per rank, self included), algbw = size / t, busbw = algbw * (N - 1) / N, in GB/s. */
-static void a2a_extra(const struct eb_ctx *c, const struct eb_point *x, struct eb_rec *rec)
+static void a2a_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
-	double n = c->nranks, size = (double)x->size * n;
-	double algbw = x->t_s > 0 ? size / x->t_s / 1e9 : 0.0;
+	double n = c->nranks, size = (double)m->pt->size * n, t = m->all.mean;
+	double algbw = t > 0 ? size / t / 1e9 : 0.0;
 
 	eb_rec_obj(rec, "nccl_tests");
 	eb_rec_num(rec, "size", size);
-	eb_rec_num(rec, "time_us", x->t_s * 1e6);
+	eb_rec_num(rec, "time_us", t * 1e6);
 	eb_rec_num(rec, "algbw_GBps", algbw);
 	eb_rec_num(rec, "busbw_GBps", algbw * (n - 1) / n);
 	eb_rec_end(rec);

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int proxy_run(struct eb_ctx *c, long n, double *samples)
+static int proxy_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct pstate *st = c->priv;
 	int tag = c->var->tag & 0xff, rc, rc2;
@@ -47,8 +47,10 @@ static int proxy_run(struct eb_ctx *c, long n, double *samples)
 	return rc != EB_OK ? rc : rc2;
 }
 
-static void proxy_facts(const struct eb_ctx *c, struct eb_head *h)
+static void proxy_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
+	struct eb_head *h = &s->head;
+
 	const struct popts *po = own(c);
 	const struct pstate *st = c->priv;
 
@@ -85,7 +87,7 @@ static void proxy_facts(const struct eb_ctx *c, struct eb_head *h)
 			     st->floor_us[1]);
 }
 
-static void proxy_extra(const struct eb_ctx *c, const struct eb_point *res, struct eb_rec *rec)
+static void proxy_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
 	const struct popts *po = own(c);
 	const struct pstate *st = c->priv;
@@ -93,7 +95,7 @@ static void proxy_extra(const struct eb_ctx *c, const struct eb_point *res, stru
 	eb_rec_str(rec, "producers_on", po->on_cpu ? "cpu" : "gpu");
 	eb_rec_num(rec, "proxy_cpu", st->cpu);
 	if (po->mode == MODE_RATE)
-		eb_rec_num(rec, "mmsg_per_s", res->t_s > 0 ? 1e-6 / res->t_s : 0.0);
+		eb_rec_num(rec, "mmsg_per_s", m->all.mean > 0 ? 1e-6 / m->all.mean : 0.0);
 	if (po->mode == MODE_LAT) {
 		eb_rec_num(rec, "floor_rtt_p50_us", st->floor_us[0]);
 		eb_rec_num(rec, "floor_rtt_p99_us", st->floor_us[1]);
@@ -108,7 +110,7 @@ static int proxy_variants(const struct eb_opts *o, const struct eb_variant **var
 
 /* One variant; the name is the same whatever the memory, but for CPU writes. */
 static void add(struct popts *po, const char *const *names, const char *name, enum eb_layout l,
-		int tag, int ref)
+		int tag, unsigned flags, int ref)
 {
 	struct eb_variant *v = &po->vars[po->nvars];
 	int s;
@@ -120,6 +122,7 @@ static void add(struct popts *po, const char *const *names, const char *name, en
 	v->layout = l;
 	v->flow = EB_FLOW_PAIRS;
 	v->tag = tag;
+	v->pt_flags = flags;
 	v->ref = ref;
 	po->nvars++;
 }
@@ -186,18 +189,18 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 	if (po->on_cpu && po->mode != MODE_RATE)
 		o->fab.threads = 3;
 	if (po->mode == MODE_BW) {
-		add(po, single_names, NULL, EB_LAYOUT_SINGLE, T_CPU, 0);
-		add(po, NULL, "ProxySingle", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 1);
-		add(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8 | EB_PHASE_TIMED,
+		add(po, single_names, NULL, EB_LAYOUT_SINGLE, T_CPU, 0, 0);
+		add(po, NULL, "ProxySingle", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
+		add(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8, EB_PT_PHASE_TIMED,
 		    1);
-		add(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0);
-		add(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 4);
-		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8 | EB_PHASE_TIMED, 4);
+		add(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0, 0);
+		add(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 0, 4);
+		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8, EB_PT_PHASE_TIMED, 4);
 	} else if (po->mode == MODE_LAT) {
-		add(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0);
-		add(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 1);
+		add(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0, 0);
+		add(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
 	} else {
-		add(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE | EB_PHASE_TIMED, 0);
+		add(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE, EB_PT_PHASE_TIMED, 0);
 		for (i = 0; i < po->ncfg; i++) {
 			char name[24];
 
@@ -206,8 +209,8 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 			else
 				snprintf(name, sizeof(name), "Proxy%d%s", po->nprod[i],
 					 po->on_cpu ? "t" : "b");
-			add(po, NULL, name, EB_LAYOUT_SINGLE,
-			    T_NBI | po->nprod[i] << 8 | EB_PHASE_TIMED, 1);
+			add(po, NULL, name, EB_LAYOUT_SINGLE, T_NBI | po->nprod[i] << 8,
+			    EB_PT_PHASE_TIMED, 1);
 		}
 	}
 	return EB_OK;

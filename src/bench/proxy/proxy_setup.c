@@ -172,8 +172,9 @@ uint64_t eb_px_verify(struct eb_ctx *c)
 					 : 0;
 }
 
-const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off)
+const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off, size_t *len)
 {
 	*off = 0;
+	*len = c->bytes;
 	return &((struct pstate *)c->priv)->dst;
 }

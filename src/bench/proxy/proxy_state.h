@@ -62,7 +62,7 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 {
 	int np = producers(c, st);
 	long puts = (c->var->tag & 0xff) == T_NBI ? (c->iters + np - 1) / np * np : c->iters;
-	size_t n = st->spread && (c->var->tag & EB_PHASE_TIMED) ? st->slot / c->bytes : 1;
+	size_t n = st->spread && (c->pt->flags & EB_PT_PHASE_TIMED) ? st->slot / c->bytes : 1;
 
 	return c->bytes * (n < (size_t)puts ? n : (size_t)puts);
 }
@@ -72,7 +72,7 @@ int eb_px_setup(struct eb_ctx *c);
 void eb_px_teardown(struct eb_ctx *c);
 int eb_px_prepare(struct eb_ctx *c);
 uint64_t eb_px_verify(struct eb_ctx *c);
-const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off);
+const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off, size_t *len);
 /* A phase of CPU-initiated writes, either side (proxy_cpu.c). */
 int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples);
 /* A phase through the proxy: rank 0's producers and their puts, a target's signals

@@ -174,9 +174,10 @@ static uint64_t sendrecv_verify(struct eb_ctx *c)
 	return eb_payload_check(c, &st->in, 0, c->bytes, &in);
 }
 
-static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off)
+static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off, size_t *len)
 {
 	*off = 0;
+	*len = c->bytes;
 	return &((struct sendrecv_state *)c->priv)->in;
 }
 

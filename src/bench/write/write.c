@@ -263,9 +263,10 @@ static uint64_t write_verify(struct eb_ctx *c)
 	return eb_payload_check(c, &st->dst, 0, span(c, st), &p);
 }
 
-static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off)
+static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off, size_t *len)
 {
 	*off = 0;
+	*len = c->bytes;
 	return &((struct write_state *)c->priv)->dst;
 }
 
@@ -273,7 +274,7 @@ static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off)
  * --window in flight on channel 0, the target counts them all and acknowledges once, and t is
  * the phase over its writes (like OSU's osu_mbw_mr, fabtests' windowed fi_rma_bw). With
  * --check the phase is the same burst, each write into a slot of its own. */
-static int rate_run(struct eb_ctx *c, long n, double *samples)
+static int rate_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct write_state *st = c->priv;
 	struct eb_engine *e = c->e;
@@ -320,7 +321,8 @@ static const struct eb_variant rate_variants[] = {
     {{"SingleRate", "SinglePinRate", "SingleDMARate", "SingleStagedRate"},
      EB_LAYOUT_SINGLE,
      EB_FLOW_PAIRS,
-     EB_SELF_TIMED | EB_PHASE_TIMED},
+     0,
+     EB_PT_SELF_TIMED | EB_PT_PHASE_TIMED},
 };
 
 static int write_variants(const struct eb_opts *o, const struct eb_variant **vars)
@@ -333,14 +335,14 @@ static int write_variants(const struct eb_opts *o, const struct eb_variant **var
 	return 3;
 }
 
-static void rate_extra(const struct eb_ctx *c, const struct eb_point *res, struct eb_rec *rec)
+static void rate_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
-	if (!(c->var->tag & EB_SELF_TIMED))
+	if (!(m->pt->flags & EB_PT_SELF_TIMED))
 		return;
-	eb_rec_num(rec, "mmsg_per_s", res->t_s > 0 ? 1e-6 / res->t_s : 0.0);
+	eb_rec_num(rec, "mmsg_per_s", m->all.mean > 0 ? 1e-6 / m->all.mean : 0.0);
 	/* whether the burst injected its writes (rate_run) */
 	eb_rec_bool(rec, "inject",
-		    c->mem != EB_MEM_DEVICE && res->size <= c->e->chan[0].inject_size);
+		    c->mem != EB_MEM_DEVICE && m->pt->size <= c->e->chan[0].inject_size);
 }
 
 static int write_finish(struct eb_opts *o, void *own)
