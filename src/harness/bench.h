@@ -75,6 +75,7 @@ struct eb_turn_rep {
 	uint64_t wrong; /* wrong words it found, warm-up included */
 	double secs;	/* the turn's wall time on this rank */
 	struct eb_stats st; /* its samples' statistics (scaled), when active */
+	double own[4];	    /* the benchmark's own figures of this rank (its report hook) */
 };
 
 /* One measuring rank of one turn. */
@@ -122,6 +123,7 @@ struct eb_ctx {
 	enum eb_memsel sel;
 	enum eb_mem_kind mem;
 	int staged, serial, gpu;
+	int failed; /* teardown: the run failed, so stop at once */
 	int user_bound;	  /* the process was bound to fewer CPUs than are online when it started */
 	char gpu_pci[16]; /* its PCI address, "" when unknown */
 	enum eb_reg_path path;
@@ -207,6 +209,8 @@ struct eb_bench {
 	int (*run)(struct eb_ctx *c, long n, double *samples, long *got);
 	/* Wrong words in what this rank received for c->epoch. */
 	uint64_t (*verify)(struct eb_ctx *c);
+	/* Optional: this rank's own figures of turn c->turn, once its last phase ran. */
+	void (*report)(struct eb_ctx *c, struct eb_turn_rep *rep);
 	/* Testing aid (--corrupt-at): where what this rank receives lands, its offset and
 	 * length (NULL: nothing lands here). */
 	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off, size_t *len);

@@ -178,6 +178,7 @@ static int measure(struct eb_ctx *c)
 		eb_engine_quiesce(c->e); /* before the buffers and requests posted on it go */
 	}
 	eb_payload_unland(c);
+	c->failed = rc != EB_OK;
 	if (b->teardown != NULL)
 		b->teardown(c);
 	eb_stage_destroy(c->stage);

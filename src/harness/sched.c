@@ -154,6 +154,11 @@ void eb_sched_flow_turn(struct eb_ctx *c)
 {
 	int t = c->turn;
 
+	if (c->var == NULL) { /* not a sweep: every rank measures */
+		c->role = EB_ROLE_ALL;
+		c->peer = -1;
+		return;
+	}
 	switch (c->var->flow) {
 	case EB_FLOW_PAIRS:
 		c->role = c->rank == 0 ? EB_ROLE_INIT : c->rank == t + 1 ? EB_ROLE_TARGET : EB_ROLE_IDLE;
@@ -214,6 +219,8 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long 
 				   &got, &me->wrong);
 		}
 		me->secs += (double)(eb_now_ns() - t0) * 1e-9;
+		if (rc == EB_OK && r == c->o->rounds - 1 && c->b->report != NULL)
+			c->b->report(c, me);
 	}
 	return rc;
 }

@@ -102,7 +102,7 @@ routes)
 	# Proxy threads that only post, each beside a thread receiving what peers write here.
 	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
 		--route hot:1,4 --proxy-threads 2 --rx-threads -n 3 -w 1 --check
-	grep -q "each with a receiving thread" "$WORK/out" || fail "the header does not say rx"
+	grep -q "receiving threads: 2" "$WORK/out" || fail "the header does not say rx"
 	# By default a receiving thread each where the host's cores allow: 2 ranks, each with
 	# itself, a proxy thread, its partner and a CPU producer spinning.
 	run $cpu --np 2 --provider "$prov" --tokens 24 --hidden 256 --experts 16 -n 3 -w 1
@@ -114,11 +114,13 @@ want = q if 2 * (1 + 2 * q + q) <= int(sys.argv[2]) else 0
 assert d["rx_threads"] == want, (d["rx_threads"], want, sys.argv[2])
 PY
 	if [ "$(nproc)" -lt 8 ]; then
-		grep -q "no receiving threads (too few cores here" "$WORK/out" || fail "the header does not say why"
+		grep -q "receiving threads: 0  (too few cores here" "$WORK/out" ||
+			fail "the header does not say why"
 	fi
 	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 --no-rx-threads \
 		-n 3 -w 1
-	grep -q "proxy threads: 1 per rank; producers" "$WORK/out" || fail "--no-rx-threads in the header"
+	grep -q "proxy threads per rank: 1  receiving threads: 0" "$WORK/out" &&
+		! grep -q "too few cores" "$WORK/out" || fail "--no-rx-threads in the header"
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
 		--rx-threads --producers 2 -n 2 -w 1 --check
 	# Shares cut into writes of a chunk's worth (4 tokens), packed and put in turn.

@@ -189,15 +189,12 @@ uint64_t eb_moe_verify(struct eb_ctx *c)
 	return wrong + (st->wrong_sums - sums);
 }
 
-size_t eb_moe_landing(const struct eb_ctx *c)
+void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len)
 {
 	const struct mstate *st = c->priv;
 	const struct eb_moe_plan *pl = &st->plan;
-	uint64_t n = st->phase == PH_COMBINE ? (uint64_t)pl->own_sel * pl->out_bytes
-					     : (uint64_t)pl->recv_tokens * pl->tok_bytes;
 
-	if (n == 0)
-		return SIZE_MAX;
-	return (size_t)((st->phase == PH_COMBINE ? pl->back_off : pl->recv_off) +
-			(uint64_t)c->o->corrupt_at % n);
+	*len = st->phase == PH_COMBINE ? (uint64_t)pl->own_sel * pl->out_bytes
+				       : (uint64_t)pl->recv_tokens * pl->tok_bytes;
+	*off = st->phase == PH_COMBINE ? pl->back_off : pl->recv_off;
 }

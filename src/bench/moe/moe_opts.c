@@ -163,8 +163,6 @@ static const struct eb_opt moe_opts[] = {
      "pack; one CPU thread per proxy thread)"},
 };
 
-static const struct eb_bench moe_bench = {.drive = eb_moe_drive, .uses = EB_USES_FABRIC};
-
 const struct eb_cmd eb_cmd_moe = {
     .name = "moe",
     .summary = "Mixture-of-Experts dispatch and combine through the GPU proxy",
@@ -197,6 +195,6 @@ const struct eb_cmd eb_cmd_moe = {
 	"  and the traffic matrix (tokens and selections per source and destination)",
     .groups = EB_G_SIZES | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
-    .bench = &moe_bench,
+    .bench = &eb_moe_bench,
     .probe = moe_probe,
 };

@@ -22,7 +22,8 @@ static const char *const step_name[] = {"dispatch", "combine"};
 
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
-	uint64_t n = eb_moe_piece_bytes(c) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
+	uint64_t n =
+	    eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
 
 	return n > 0 ? (int64_t)n : 1;
 }
@@ -44,7 +45,7 @@ struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstat
 int eb_moe_begin(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
-	const struct mopts *mo = mown(c);
+	const struct mopts *mo = st->mo;
 	int k, rc = EB_OK;
 
 	if (st->init == INIT_A2AV)

@@ -67,9 +67,7 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 		/* Who spins beside this proxy thread decides how its waits poll: the rank, every
 		 * proxy and receiving thread of this initiator, and CPU producers. */
 		f.threads = 1 + st->npx +
-			    (gpu		      ? 0
-			     : mown(c)->producers > 0 ? mown(c)->producers
-						      : st->nq);
+			    (gpu ? 0 : st->mo->producers > 0 ? st->mo->producers : st->nq);
 		if (k > 0 && e0->nnics > 1) {
 			f.nics = e0->nics[k % e0->nnics].domain;
 			f.channels = 1;
@@ -155,19 +153,18 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 
 /* Spinning threads per rank with n proxy threads (and rx receiving partners): the rank, its
  * proxy threads and their partners, CPU producers. */
-static int spinners(const struct eb_ctx *c, unsigned inits, int n, int rx)
+static int spinners(const struct mopts *mo, unsigned inits, int n, int rx)
 {
-	int cpu =
-	    (inits & (1u << INIT_CPU)) ? (mown(c)->producers > 0 ? mown(c)->producers : n) : 0;
+	int cpu = (inits & (1u << INIT_CPU)) ? (mo->producers > 0 ? mo->producers : n) : 0;
 
 	return 1 + n * (1 + rx) + cpu;
 }
 
 /* Whether this host's ranks have a core for each of that many spinning threads (unknown
  * cores: yes). */
-static int fits(const struct eb_ctx *c, unsigned inits, int n, int rx)
+static int fits(const struct eb_ctx *c, const struct mopts *mo, unsigned inits, int n, int rx)
 {
-	return c->e->cores <= 0 || c->e->host_ranks * spinners(c, inits, n, rx) <= c->e->cores;
+	return c->e->cores <= 0 || c->e->host_ranks * spinners(mo, inits, n, rx) <= c->e->cores;
 }
 
 /* One proxy thread per NIC used, fewer while the ranks of this host would have more spinning
@@ -175,11 +172,11 @@ static int fits(const struct eb_ctx *c, unsigned inits, int n, int rx)
  * second of four each (test bed, 4 x 4 rails, tcp), since threads that take turns on a core
  * leave the rails idle. Receiving threads count here only when asked for: by default they
  * come after the proxy threads, where cores are left. */
-static int default_threads(const struct eb_ctx *c, unsigned inits)
+static int default_threads(const struct eb_ctx *c, const struct mopts *mo, unsigned inits)
 {
 	int n = c->e->nnics < c->e->nchan ? c->e->nnics : c->e->nchan;
 
-	while (n > 1 && !fits(c, inits, n, mown(c)->rx_threads))
+	while (n > 1 && !fits(c, mo, inits, n, mo->rx_threads))
 		n--;
 	return n;
 }
@@ -189,11 +186,9 @@ static int default_threads(const struct eb_ctx *c, unsigned inits)
  * 22.8 to 15.7 ms; with GPU memory on 2 and 4 GPUs they took the proxy threads' turns at
  * copying peers' writes away; on the test bed (4 x 4 rails, tcp) the rails stayed the limit
  * with or without. */
-static int default_rx(const struct eb_ctx *c, unsigned inits, int nq)
+static int default_rx(const struct eb_ctx *c, const struct mopts *mo, unsigned inits, int nq)
 {
-	const struct mopts *mo = mown(c);
-
-	return mo->rx_threads || (!mo->no_rx_threads && fits(c, inits, nq, 1));
+	return mo->rx_threads || (!mo->no_rx_threads && fits(c, mo, inits, nq, 1));
 }
 
 /* GPU producer blocks: decode only posts, and few blocks do (8, 32 and 128 took 388, 396 and
@@ -201,9 +196,8 @@ static int default_rx(const struct eb_ctx *c, unsigned inits, int nq)
  * every multiprocessor to reach the GPU's memory rate (4,096 tokens in GPU memory, one rank per
  * H100: 128 blocks 310 us a dispatch against 380 with 32; two ranks sharing one H100 moved
  * within the spread between machine starts). */
-static int gpu_blocks(const struct eb_ctx *c, unsigned inits)
+static int gpu_blocks(const struct eb_ctx *c, const struct mopts *mo, unsigned inits)
 {
-	const struct mopts *mo = mown(c);
 	char name[256];
 	int sms = 0;
 
@@ -215,22 +209,56 @@ static int gpu_blocks(const struct eb_ctx *c, unsigned inits)
 	return sms;
 }
 
-int eb_moe_setup(struct eb_ctx *c, unsigned inits)
+/* Bad input that needs the rank count: refused before anything is allocated. */
+static int check_ranks(const struct mopts *mo, int nranks, int say)
 {
-	const struct mopts *mo = mown(c);
-	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
-	struct mstate *st = calloc(1, sizeof(*st));
-	int i, rc;
+	struct eb_moe_shape sh = {nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	char why[512];
 
+	if (mo->experts % nranks != 0) {
+		if (say)
+			eb_err("--experts %d is not divisible by the %d ranks", mo->experts,
+			       nranks);
+		return EB_EINVAL;
+	}
+	if (eb_route_check(&mo->spec, &sh, why, sizeof(why)) != EB_OK) {
+		if (say)
+			eb_err("--route %s", why);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
+/* The initiators that can run here: GPU producers copy, so they need GPU or pinned memory. */
+static unsigned initiators(const struct eb_ctx *c, const struct mopts *mo)
+{
+	unsigned inits = mo->initiators;
+
+	if (c->gpu < 0 || c->mem == EB_MEM_HOST || !eb_mem_have_cuda())
+		inits &= ~(1u << INIT_GPU);
+	return inits;
+}
+
+int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
+{
+	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	unsigned inits = initiators(c, mo);
+	struct mstate *st;
+	int i, rc = check_ranks(mo, c->nranks, c->rank == 0);
+
+	if (rc != EB_OK)
+		return rc;
+	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return EB_ENOMEM;
 	c->priv = st;
+	st->mo = mo;
 	st->inits = inits;
-	st->nq = mo->proxy_threads > 0 ? mo->proxy_threads : default_threads(c, inits);
+	st->nq = mo->proxy_threads > 0 ? mo->proxy_threads : default_threads(c, mo, inits);
 	if (st->nq > EB_MOE_MAX_Q)
 		st->nq = EB_MOE_MAX_Q;
-	st->rx = default_rx(c, inits, st->nq);
-	st->blocks = gpu_blocks(c, inits);
+	st->rx = default_rx(c, mo, inits, st->nq);
+	st->blocks = gpu_blocks(c, mo, inits);
 	st->npx = st->nq * (1 + st->rx);
 	rc = eb_route_build(&st->rt, &mo->spec, &sh);
 	if (rc != EB_OK)

@@ -45,6 +45,7 @@ struct mside {
 };
 
 struct mstate {
+	const struct mopts *mo;
 	unsigned inits; /* the initiators this run measures (INIT_* bits) */
 	struct eb_route rt;
 	struct eb_moe_plan plan;
@@ -71,38 +72,35 @@ struct mstate {
 	int init;	/* the current initiator */
 	int phase;	/* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
-};
-
-static inline const struct mopts *mown(const struct eb_ctx *c)
-{
-	return c->o->own;
-}
-
-/* Per rank: p50 and p99 of its iterations, in seconds. */
-struct rank_t {
-	double p50, p99;
-	double writes; /* puts its proxy threads started per iteration (0 for the a2av) */
+	uint64_t puts_mark;   /* the proxy threads' puts when the current point started */
+	double base[PH_N];    /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
 };
 
 #define EB_MOE_NCOLS 11
 extern const char *const eb_moe_init_name[];
 extern const char *const eb_moe_phase_name[];
 extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
-/* moe_figures.c: a row (rank 0, every rank's p50/p99 in all, base: the a2av's p50 per phase)
- * and the header's facts. */
-void eb_moe_record(struct eb_ctx *c, struct eb_sheet *sh, const struct rank_t *all,
-		   const double *base, uint64_t wrong);
-void eb_moe_facts(struct eb_ctx *c, struct eb_sheet *sh);
-/* moe.c: the schedule (the bench's drive hook). */
-int eb_moe_drive(struct eb_ctx *c);
-/* moe_setup.c */
-int eb_moe_setup(struct eb_ctx *c, unsigned inits);
+/* moe.c: the benchmark's hooks. */
+extern const struct eb_bench eb_moe_bench;
+/* moe_figures.c: a point's record (rank 0: every rank's p50/p99 and writes) and the
+ * header's facts. */
+void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r);
+void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *sh);
+/* moe_setup.c: refuses shapes the rank count does not allow (EB_EINVAL after one line on
+ * rank 0), then the routing, regions, engines and proxy threads. */
+int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
 
 /* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
-static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c)
+static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)
 {
-	return mown(c)->piece ? mown(c)->piece : c->chunk;
+	return st->mo->piece ? st->mo->piece : c->chunk;
+}
+
+/* CPU producer threads per rank: --producers, else one per proxy thread. */
+static inline int eb_moe_cpu_producers(const struct mstate *st)
+{
+	return st->mo->producers > 0 ? st->mo->producers : st->nq;
 }
 
 /* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
@@ -125,7 +123,8 @@ int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 /* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
 int eb_moe_prepare(struct eb_ctx *c);
 uint64_t eb_moe_verify(struct eb_ctx *c);
-/* The byte a testing aid flips: in the tokens received, or the outputs come back. */
-size_t eb_moe_landing(const struct eb_ctx *c);
+/* Where a testing aid flips a byte: the tokens received, or the outputs come back (*len 0:
+ * nothing arrives here). */
+void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len);
 
 #endif
