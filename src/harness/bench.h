@@ -216,8 +216,10 @@ struct eb_bench {
 	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off, size_t *len);
 	/* Rank 0: facts of its own for the header and JSON (after setup). */
 	void (*facts)(const struct eb_ctx *c, struct eb_sheet *s);
-	/* Rank 0: a point's record (every figure of it). */
-	void (*record)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r);
+	/* Rank 0: a point's record (every figure of it); a point whose figures are facts of the
+	 * run rather than a row states them in s and leaves r empty. */
+	void (*record)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		       struct eb_rec *r);
 	/* Its table: a row per record (NULL with the sweep: the seeds' table). */
 	const struct eb_colspec *cols;
 	int ncols;

@@ -72,9 +72,18 @@ static void open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_she
 	}
 	if (b->facts != NULL)
 		b->facts(c, s);
+}
+
+/* Rank 0: the header and the table's head, once, before the first row (rows may add facts
+ * to the header first). */
+static void start(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	if (s->started || c->b->plan == NULL)
+		return;
+	s->started = 1;
 	eb_sheet_print_head(s);
-	if (b->cols != NULL)
-		eb_sheet_table(s, NULL, b->cols, b->ncols);
+	if (c->b->cols != NULL)
+		eb_sheet_table(s, NULL, c->b->cols, c->b->ncols);
 }
 
 /* Rank 0: a record per point of the row, and its rows of the table. */
@@ -89,11 +98,17 @@ static void hand_over(struct eb_ctx *c, struct eb_sweep *w, const struct eb_meas
 
 		if (r == NULL)
 			return;
-		if (c->b->plan == NULL)
+		if (c->b->plan == NULL) {
 			eb_sweep_record(c, w, &m[i], s, r);
-		else
-			c->b->record(c, &m[i], r);
-		if (c->b->plan != NULL && c->b->cols != NULL)
+			continue;
+		}
+		c->b->record(c, &m[i], s, r);
+		if (r->n == 0) { /* its figures went to the header */
+			eb_doc_pop(&s->doc);
+			continue;
+		}
+		start(c, s);
+		if (c->b->cols != NULL)
 			eb_sheet_show(s, r);
 	}
 	if (c->b->plan != NULL)
@@ -157,6 +172,7 @@ static int measure(struct eb_ctx *c)
 	if (rc == EB_OK)
 		rc = rows(c, &w, &s, &wrong);
 	if (c->rank == 0 && rc == EB_OK) {
+		start(c, &s);
 		if (b->plan == NULL)
 			eb_sweep_notes(c, &w, &s);
 		if (b->close != NULL)

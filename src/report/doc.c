@@ -26,6 +26,12 @@ struct eb_rec *eb_doc_add(struct eb_doc *d)
 	return &d->res[d->nres++];
 }
 
+void eb_doc_pop(struct eb_doc *d)
+{
+	if (d->nres > 0)
+		eb_rec_free(&d->res[--d->nres]);
+}
+
 void eb_doc_free(struct eb_doc *d)
 {
 	int i;

@@ -18,6 +18,8 @@ struct eb_doc {
 /* A new, empty record at the end of the results; NULL when out of memory (printed). */
 struct eb_rec *eb_doc_add(struct eb_doc *d);
 void eb_doc_free(struct eb_doc *d);
+/* Drop the last record. */
+void eb_doc_pop(struct eb_doc *d);
 
 /* Write the files asked for (NULL: not asked). EB_OK or EB_ESYS after one line per file. */
 int eb_doc_write(const struct eb_doc *d, const char *csv_path, const char *json_path);

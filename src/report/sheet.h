@@ -32,6 +32,7 @@ struct eb_sheet {
 	const struct eb_colspec *lead, *each, *tail;
 	int nlead, neach, ntail, ngroups;
 	const char *csv, *json;
+	int started; /* the header and the current table's head are out */
 };
 
 /* Name the subcommand in the files ("bench") and keep where they go (NULL: not asked). */

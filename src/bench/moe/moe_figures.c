@@ -47,7 +47,8 @@ static double a2av_writes(const struct mstate *st, int nranks)
 	return sum / nranks;
 }
 
-void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r)
+void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		   struct eb_rec *r)
 {
 	struct mstate *st = c->priv;
 	const struct eb_group *g = m->groups;

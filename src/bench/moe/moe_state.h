@@ -84,7 +84,8 @@ extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
 extern const struct eb_bench eb_moe_bench;
 /* moe_figures.c: a point's record (rank 0: every rank's p50/p99 and writes) and the
  * header's facts. */
-void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r);
+void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		   struct eb_rec *r);
 void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *sh);
 /* moe_setup.c: refuses shapes the rank count does not allow (EB_EINVAL after one line on
  * rank 0), then the routing, regions, engines and proxy threads. */

@@ -5,7 +5,6 @@
  * lost, duplicated, reordered or torn. */
 #include "harness/bench.h"
 #include "queue_prod.h"
-#include "harness/loop.h"
 #include "efabench/gpuq.h"
 #include "efabench/stats.h"
 #include "efabench/mem.h"
@@ -23,209 +22,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A run of producers as the one loop sees it: self-timed (the consumer's clock), every
- * command checked as it is consumed. */
-struct qrun {
-	struct qctx *c;
-	int blocks, threads;
-	uint32_t per;
+/* The points: the floor and one producer's round trips first (facts of the header), then a
+ * row of producer configurations. */
+enum { Q_FLOOR, Q_LATENCY, Q_SHAPES };
+
+struct qstate {
+	struct qctx q;
+	struct tally t;	   /* the last run's */
 	_Atomic uint64_t *ack; /* latency: the echo */
-	double *rtt_ns;	       /* latency: each round trip */
-	struct tally t;
+	double *rtt_ns;	       /* latency and floor: each round trip */
+	struct eb_stats flo;   /* rank 0: the floor's round trips, seconds */
 };
 
-/* Latency: a sample per round trip (in ns, scaled by the caller); rate: one sample, the span
- * from the first command seen to the last. */
-static int q_run(void *arg, long n, double *samples, long *got)
+static int queue_setup(struct eb_ctx *c)
 {
-	struct qrun *r = arg;
-	int rc = eb_q_run_producers(r->c, r->blocks, r->threads, r->per, r->ack, r->rtt_ns, &r->t);
-
-	*got = 0;
-	if (rc == EB_OK && samples != NULL && r->ack != NULL) {
-		for (*got = 0; *got < (long)r->per; (*got)++)
-			samples[*got] = r->rtt_ns[*got];
-	} else if (rc == EB_OK && samples != NULL) {
-		samples[0] = r->t.last_s - r->t.first_s;
-		*got = 1;
-	}
-	return rc;
-}
-
-static int q_verify(void *arg, uint64_t *wrong)
-{
-	*wrong += eb_q_tally_wrong(&((struct qrun *)arg)->t);
-	return EB_OK;
-}
-
-/* One run of producers through the one loop: one iteration, its samples and tally. */
-static int measure(struct qrun *r, double *samples, long *got, uint64_t *wrong)
-{
-	struct eb_loop l = {.arg = r, .run = q_run, .verify = q_verify};
-
-	return eb_loop_phase(&l, 1, samples, got, wrong);
-}
-
-/* Latency: one producer, one command in flight, the consumer echoing each; and the floor.
- * push-to-seen = queue round trip - floor p50 / 2 (the echo's way back). */
-static int measure_latency(struct qctx *c, struct eb_stats *lat, struct eb_stats *rtt,
-			   struct eb_stats *flo)
-{
-	int iters = c->o->lat_iters, i, rc;
-	double *q_rtt = calloc((size_t)iters, sizeof(double));
-	double *f_rtt = calloc((size_t)iters, sizeof(double));
-	struct qrun r = {.c = c, .blocks = 1, .threads = 1, .per = (uint32_t)iters};
-	uint64_t wrong = 0;
-	long got = 0;
-
-	if (q_rtt == NULL || f_rtt == NULL) {
-		rc = EB_ENOMEM;
-		goto free_bufs;
-	}
-	/* The floor first: a ping-pong through mapped memory (CPU memory in CPU mode). */
-	rc = eb_floor_measure(c->gpu, iters, c->timeout_s, f_rtt);
-	if (rc != EB_OK)
-		goto free_bufs;
-	eb_stats_compute(f_rtt, (size_t)iters, flo);
-	r.ack = &c->h->ack.v;
-	r.rtt_ns = q_rtt;
-	rc = measure(&r, q_rtt, &got, &wrong);
-	if (rc == EB_OK && wrong != 0) {
-		eb_err("latency test: %llu commands lost, duplicated or torn",
-		       (unsigned long long)wrong);
-		rc = EB_EVERIFY;
-	}
-	if (rc != EB_OK)
-		goto free_bufs;
-	eb_stats_compute(q_rtt, (size_t)got, rtt);
-	for (i = 0; i < got; i++)
-		q_rtt[i] -= flo->p50 / 2;
-	eb_stats_compute(q_rtt, (size_t)got, lat);
-free_bufs:
-	free(q_rtt);
-	free(f_rtt);
-	return rc;
-}
-
-/* Latency figures in microseconds, from nanoseconds. */
-static void lat_obj(struct eb_rec *r, const char *key, const struct eb_stats *s)
-{
-	eb_rec_obj(r, key);
-	eb_rec_num(r, "p50_us", s->p50 / 1e3);
-	eb_rec_num(r, "p99_us", s->p99 / 1e3);
-	eb_rec_num(r, "min_us", s->min / 1e3);
-	eb_rec_num(r, "mean_us", s->mean / 1e3);
-	eb_rec_num(r, "max_us", s->max / 1e3);
-	eb_rec_int(r, "samples", (long long)s->n);
-	eb_rec_end(r);
-}
-
-static void head(const struct qctx *c, struct eb_sheet *sh, const struct eb_stats *lat,
-		 const struct eb_stats *rtt, const struct eb_stats *flo)
-{
-	const struct qopts *o = c->o;
-	struct eb_head *h = &sh->head;
-	struct eb_rec *d = &sh->doc.head;
-
-	eb_head_fact(h, "efabench queue",
-		     "%s producers -> one CPU consumer thread; %llu slots (%s), consumer publishes "
-		     "every %d",
-		     c->gpu ? "GPU" : "CPU", 1ull << o->log2n,
-		     !c->gpu	  ? "host memory"
-		     : o->managed ? "managed"
-				  : "pinned mapped host",
-		     o->batch);
-	eb_head_break(h);
-	eb_head_fact(h,
-		     c->gpu ? "floor (ping-pong through mapped host memory)"
-			    : "floor (ping-pong through host memory)",
-		     "round trip p50 %.2f us, p99 %.2f us", flo->p50 / 1e3, flo->p99 / 1e3);
-	eb_head_break(h);
-	eb_head_fact(h, "one producer",
-		     "queue round trip p50 %.2f us, p99 %.2f us; push-to-seen (round trip - floor "
-		     "p50 / 2) p50 %.2f us, p99 %.2f us",
-		     rtt->p50 / 1e3, rtt->p99 / 1e3, lat->p50 / 1e3, lat->p99 / 1e3);
-	eb_head_break(h);
-	eb_head_fact(h, NULL,
-		     "Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
-		     "duplicated + reordered + torn");
-	eb_head_break(h);
-	eb_head_fact(h, NULL, "%s", "");
-	eb_rec_str(d, "producers_on", c->gpu ? "gpu" : "cpu");
-	eb_rec_str(d, "placement", o->managed ? "managed" : "pinned");
-	eb_rec_int(d, "slots", 1ll << o->log2n);
-	eb_rec_int(d, "batch", o->batch);
-	eb_rec_int(d, "per_producer", o->per);
-	lat_obj(d, "push_to_seen", lat);
-	lat_obj(d, "queue_round_trip", rtt);
-	lat_obj(d, "floor_round_trip", flo);
-}
-
-static const struct eb_colspec cols[] = {
-    {"Producers", "producers_config", 9, 0, 0},
-    {"Threads", "producers", 9, 0, 0},
-    {"Commands", "commands", 10, 0, 0},
-    {"Mcmd/s", "mcommands_per_s", 8, 2, 0},
-    {"Seconds", "seconds", 8, 4, 0},
-    {"#wrong", "wrong", 6, 0, 0},
-};
-
-/* One producer configuration: run it and record it. */
-static int row(struct qctx *c, const struct qshape *shp, struct eb_sheet *sh, uint64_t *wrong)
-{
-	int blocks = shp->blocks ? shp->blocks : c->sms;
-	uint64_t producers = (uint64_t)blocks * (uint64_t)shp->threads;
-	uint64_t commands = producers * (uint64_t)c->o->per;
-	struct eb_rec *r = eb_sheet_rec(sh);
-	struct qrun run = {
-	    .c = c, .blocks = blocks, .threads = shp->threads, .per = (uint32_t)c->o->per};
-	struct tally tl;
-	double secs = 0;
-	long got = 0;
+	const struct qopts *o = c->own;
+	struct qstate *st = calloc(1, sizeof(*st));
+	const char *why;
 	int rc;
 
-	if (r == NULL)
+	if (st == NULL)
 		return EB_ENOMEM;
-	rc = measure(&run, &secs, &got, wrong);
-	if (rc != EB_OK)
-		return rc;
-	tl = run.t;
-	eb_rec_str(r, "producers_config", shp->name);
-	eb_rec_int(r, "producers", (long long)producers);
-	eb_rec_int(r, "commands", (long long)commands);
-	eb_rec_num(r, "seconds", secs);
-	eb_rec_num(r, "mcommands_per_s", secs > 0 ? (double)(tl.seen - 1) / secs / 1e6 : 0.0);
-	eb_rec_int(r, "lost", (long long)tl.lost);
-	eb_rec_int(r, "duplicated", (long long)tl.dup);
-	eb_rec_int(r, "torn", (long long)tl.torn);
-	eb_rec_int(r, "unknown", (long long)tl.alien);
-	eb_rec_int(r, "wrong", (long long)eb_q_tally_wrong(&tl));
-	eb_sheet_show(sh, r);
-	return EB_OK;
-}
-
-static int queue_drive(struct eb_ctx *ctx)
-{
-	const struct eb_opts *eo = ctx->o;
-	const struct qopts *o = eo->own;
-	struct qctx c = {.o = o, .gpu = !o->on_cpu, .timeout_s = eo->fab.timeout_s};
-	struct eb_stats lat, rtt, flo;
-	struct eb_sheet sh;
-	uint64_t wrong = 0;
-	const char *why;
-	int i, rc;
-
+	c->priv = st;
+	st->q = (struct qctx){.o = o, .gpu = !o->on_cpu, .timeout_s = c->o->fab.timeout_s};
 	/* One process: nothing started yet, so a missing GPU is bad input like any other. */
-	if (c.gpu && (why = eb_mem_gpu_absent()) != NULL) {
+	if (st->q.gpu && (why = eb_mem_gpu_absent()) != NULL) {
 		eb_err("--producers-on gpu (the default) needs a GPU, and CUDA sees none (%s); "
 		       "--producers-on cpu runs the same protocol with CPU threads",
 		       why);
 		return EB_EINVAL;
 	}
-	if (c.gpu) {
+	if (st->q.gpu) {
 #ifdef EB_HAVE_CUDA
-		c.sms = eb_gpu_sms();
-		if (c.sms < 0)
+		st->q.sms = eb_gpu_sms();
+		if (st->q.sms < 0)
 			return EB_ENOTSUP;
 #else
 		eb_err("GPU producers need a build with CUDA (this one has none); "
@@ -233,35 +63,179 @@ static int queue_drive(struct eb_ctx *ctx)
 		return EB_ENOTSUP;
 #endif
 	}
-	rc = eb_q_alloc_flags(&c);
-	if (rc != EB_OK)
-		return rc;
-	rc = eb_gpuq_create(&c.q, c.gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU,
-			    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED, (uint32_t)o->log2n,
-			    (uint32_t)o->batch, (uint64_t)(c.timeout_s * 1e9));
-	if (rc != EB_OK)
-		goto free_flags;
-	rc = measure_latency(&c, &lat, &rtt, &flo);
-	if (rc != EB_OK)
-		goto destroy;
-	eb_sheet_begin(&sh, "queue", eo->csv, eo->json);
-	head(&c, &sh, &lat, &rtt, &flo);
-	eb_sheet_print_head(&sh);
-	eb_sheet_table(&sh, NULL, cols, (int)(sizeof(cols) / sizeof(cols[0])));
-	for (i = 0; i < o->nshapes && rc == EB_OK; i++)
-		rc = row(&c, &o->shapes[i], &sh, &wrong);
+	st->rtt_ns = calloc((size_t)o->lat_iters, sizeof(*st->rtt_ns));
+	if (st->rtt_ns == NULL)
+		return EB_ENOMEM;
+	rc = eb_q_alloc_flags(&st->q);
 	if (rc == EB_OK)
-		rc = eb_sheet_end(&sh, wrong);
-	else
-		eb_doc_free(&sh.doc);
-	if (rc == EB_OK && wrong > 0)
-		rc = EB_EVERIFY;
-destroy:
-	eb_gpuq_destroy(&c.q);
-free_flags:
-	eb_q_free_flags(&c);
+		rc = eb_gpuq_create(&st->q.q, st->q.gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU,
+				    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED, (uint32_t)o->log2n,
+				    (uint32_t)o->batch, (uint64_t)(st->q.timeout_s * 1e9));
 	return rc;
 }
+
+static void queue_teardown(struct eb_ctx *c)
+{
+	struct qstate *st = c->priv;
+
+	if (st == NULL)
+		return;
+	eb_gpuq_destroy(&st->q.q);
+	eb_q_free_flags(&st->q);
+	free(st->rtt_ns);
+	free(st);
+	c->priv = NULL;
+}
+
+static int queue_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
+{
+	const struct qopts *o = c->own;
+	int i;
+
+	if (row == 0) {
+		pts[0] = (struct eb_pt){.var = Q_FLOOR, .turns = 1, .iters = o->lat_iters,
+					.flags = EB_PT_SELF_TIMED, .name = "floor"};
+		pts[1] = (struct eb_pt){.var = Q_LATENCY, .turns = 1, .iters = o->lat_iters,
+					.flags = EB_PT_SELF_TIMED, .name = "one producer"};
+		return 2;
+	}
+	for (i = 0; row == 1 && i < o->nshapes && i < max; i++)
+		pts[i] = (struct eb_pt){.var = Q_SHAPES + i, .turns = 1, .iters = 1,
+					.flags = EB_PT_SELF_TIMED, .name = o->shapes[i].name};
+	return row == 1 ? i : 0;
+}
+
+static int blocks_of(const struct qstate *st, const struct qshape *shp)
+{
+	return shp->blocks ? shp->blocks : st->q.sms;
+}
+
+/* The floor: a ping-pong through mapped memory (CPU memory in CPU mode), a sample per round
+ * trip; one producer: one command in flight, the consumer echoing each; a configuration:
+ * its commands from first seen to last, one sample. */
+static int queue_run(struct eb_ctx *c, long n, double *samples, long *got)
+{
+	struct qstate *st = c->priv;
+	const struct qshape *shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
+	long i;
+	int rc;
+
+	memset(&st->t, 0, sizeof(st->t));
+	if (c->pt->var == Q_FLOOR)
+		rc = eb_floor_measure(st->q.gpu, (int)n, st->q.timeout_s, st->rtt_ns);
+	else if (c->pt->var == Q_LATENCY)
+		rc = eb_q_run_producers(&st->q, 1, 1, (uint32_t)n, &st->q.h->ack.v, st->rtt_ns,
+					&st->t);
+	else
+		rc = eb_q_run_producers(&st->q, blocks_of(st, shp), shp->threads,
+					(uint32_t)st->q.o->per, NULL, NULL, &st->t);
+	*got = c->pt->var < Q_SHAPES ? n : 1;
+	for (i = 0; rc == EB_OK && samples != NULL && i < *got; i++)
+		samples[i] = c->pt->var < Q_SHAPES ? st->rtt_ns[i] * 1e-9 : st->t.last_s - st->t.first_s;
+	return rc;
+}
+
+static uint64_t queue_verify(struct eb_ctx *c)
+{
+	return eb_q_tally_wrong(&((struct qstate *)c->priv)->t);
+}
+
+/* Latency figures in microseconds. */
+static void lat_obj(struct eb_rec *r, const char *key, const struct eb_stats *s)
+{
+	eb_rec_obj(r, key);
+	eb_rec_num(r, "p50_us", s->p50 * 1e6);
+	eb_rec_num(r, "p99_us", s->p99 * 1e6);
+	eb_rec_num(r, "min_us", s->min * 1e6);
+	eb_rec_num(r, "mean_us", s->mean * 1e6);
+	eb_rec_num(r, "max_us", s->max * 1e6);
+	eb_rec_int(r, "samples", (long long)s->n);
+	eb_rec_end(r);
+}
+
+static void queue_facts(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	const struct qstate *st = c->priv;
+	const struct qopts *o = st->q.o;
+
+	eb_head_fact(&s->head, NULL, "efabench queue: %s producers -> one CPU consumer thread",
+		     st->q.gpu ? "GPU" : "CPU");
+	eb_fact_break(s);
+	eb_fact_str(s, "producers_on", "producers on", st->q.gpu ? "gpu" : "cpu");
+	eb_fact_str(s, "placement", "slots", o->managed ? "managed" : "pinned");
+	if (!st->q.gpu)
+		eb_head_fact(&s->head, NULL, "(host memory: CPU producers)");
+	eb_fact_int(s, "slots", "ring slots", 1ll << o->log2n);
+	eb_fact_int(s, "batch", "consumer publishes every", o->batch);
+	eb_fact_int(s, "per_producer", "commands per producer", o->per);
+	eb_fact_say(s, NULL,
+		    "Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
+		    "duplicated + torn + unknown");
+}
+
+/* The floor and one producer's latency: facts of the header; push-to-seen = the queue's round
+ * trip - the floor's p50 / 2 (the echo's way back). */
+static void latency(const struct eb_meas *m, struct qstate *st, struct eb_sheet *s)
+{
+	struct eb_stats seen;
+	long i;
+
+	if (m->pt->var == Q_FLOOR) {
+		st->flo = m->all;
+		lat_obj(&s->doc.head, "floor_round_trip", &st->flo);
+		eb_fact_say(s, st->q.gpu ? "floor (ping-pong through mapped host memory)"
+					 : "floor (ping-pong through host memory)",
+			    "round trip p50 %.2f us, p99 %.2f us", st->flo.p50 * 1e6,
+			    st->flo.p99 * 1e6);
+		return;
+	}
+	for (i = 0; i < m->per; i++)
+		m->samples[i] -= st->flo.p50 / 2;
+	eb_stats_compute(m->samples, (size_t)m->per, &seen);
+	lat_obj(&s->doc.head, "push_to_seen", &seen);
+	lat_obj(&s->doc.head, "queue_round_trip", &m->all);
+	eb_fact_say(s, "one producer",
+		    "queue round trip p50 %.2f us, p99 %.2f us; push-to-seen (round trip - floor "
+		    "p50 / 2) p50 %.2f us, p99 %.2f us",
+		    m->all.p50 * 1e6, m->all.p99 * 1e6, seen.p50 * 1e6, seen.p99 * 1e6);
+	eb_head_fact(&s->head, NULL, "%s", "");
+}
+
+static void queue_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			 struct eb_rec *r)
+{
+	struct qstate *st = c->priv;
+	const struct qshape *shp;
+	uint64_t producers, commands;
+	double secs = m->all.mean;
+
+	if (m->pt->var < Q_SHAPES) {
+		latency(m, st, s);
+		return;
+	}
+	shp = &st->q.o->shapes[m->pt->var - Q_SHAPES];
+	producers = (uint64_t)blocks_of(st, shp) * (uint64_t)shp->threads;
+	commands = producers * (uint64_t)st->q.o->per;
+	eb_rec_str(r, "producers_config", shp->name);
+	eb_rec_int(r, "producers", (long long)producers);
+	eb_rec_int(r, "commands", (long long)commands);
+	eb_rec_num(r, "seconds", secs);
+	eb_rec_num(r, "mcommands_per_s", secs > 0 ? (double)(st->t.seen - 1) / secs / 1e6 : 0.0);
+	eb_rec_int(r, "lost", (long long)st->t.lost);
+	eb_rec_int(r, "duplicated", (long long)st->t.dup);
+	eb_rec_int(r, "torn", (long long)st->t.torn);
+	eb_rec_int(r, "unknown", (long long)st->t.alien);
+	eb_rec_int(r, "wrong", (long long)eb_q_tally_wrong(&st->t));
+}
+
+static const struct eb_colspec cols[] = {
+    {"Producers", "producers_config", 9, 0, 0, NULL},
+    {"Threads", "producers", 9, 0, 0, NULL},
+    {"Commands", "commands", 10, 0, 0, NULL},
+    {"Mcmd/s", "mcommands_per_s", 8, 2, 0, NULL},
+    {"Seconds", "seconds", 8, 4, 0, NULL},
+    {"#wrong", "wrong", 6, 0, 0, NULL},
+};
 
 /* "1t", "1w", "1b", "<N>b", "all" on the GPU; a thread count on the CPU. */
 static int add_shape(const char *tok, void *arg)
@@ -344,7 +318,17 @@ static const struct eb_opt queue_opts[] = {
      "round trips of the latency and floor tests (default 10000)"},
 };
 
-static const struct eb_bench queue_bench = {.drive = queue_drive};
+static const struct eb_bench queue_bench = {
+    .plan = queue_plan,
+    .setup = queue_setup,
+    .teardown = queue_teardown,
+    .run = queue_run,
+    .verify = queue_verify,
+    .facts = queue_facts,
+    .record = queue_record,
+    .cols = cols,
+    .ncols = (int)(sizeof(cols) / sizeof(cols[0])),
+};
 
 const struct eb_cmd eb_cmd_queue = {
     .name = "queue",
