@@ -285,7 +285,8 @@ static int finish_sizes(struct eb_opts *o)
 		       eb_size_format(o->end, e, sizeof(e)));
 		return EB_EINVAL;
 	}
-	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->drive != NULL)) {
+	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->drive != NULL ||
+			      o->cmd->bench->plan != NULL)) {
 		eb_err(
 		    "--rounds is for the benchmarks on the size sweep (write, sendrecv, alltoall, "
 		    "proxy); %s runs its own schedule",
@@ -366,7 +367,7 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 	fprintf(f, "usage: efabench %s [options]\n\n%s: %s\n%s\n", cmd->name, cmd->name,
 		cmd->summary, cmd->help);
 	/* The sweep's figures; a benchmark with its own schedule defines its own above. */
-	if (cmd->bench != NULL && cmd->bench->drive == NULL)
+	if (cmd->bench != NULL && cmd->bench->drive == NULL && cmd->bench->plan == NULL)
 		fputs("Metrics (Size S = bytes a rank sends to one peer per iteration; Count = "
 		      "S/4):\n"
 		      "  t        mean seconds per timed iteration, after a barrier that aligns\n"

@@ -62,18 +62,18 @@ struct eb_pt {
 	int step;      /* its second (a direction, a phase, a kind...) */
 	int turns;     /* groups of ranks that take turns, 1 at least */
 	long warmup, iters;
-	unsigned flags; /* EB_PT_* */
-	double scale;	/* the figures' seconds per sample times this (0.5: one way); 0: 1 */
+	unsigned flags;	  /* EB_PT_* */
+	double scale;	  /* the figures' seconds per sample times this (0.5: one way); 0: 1 */
 	const char *name; /* the progress line's */
 	const struct eb_variant *variant; /* the sweep's (c->var while it runs) */
 };
 
 /* What one rank did in one turn of a point, as every rank reports it. */
 struct eb_turn_rep {
-	int32_t active; /* it measured: role INIT or ALL */
-	int32_t peer;	/* -1: none, or all at once */
-	uint64_t wrong; /* wrong words it found, warm-up included */
-	double secs;	/* the turn's wall time on this rank */
+	int32_t active;	    /* it measured: role INIT or ALL */
+	int32_t peer;	    /* -1: none, or all at once */
+	uint64_t wrong;	    /* wrong words it found, warm-up included */
+	double secs;	    /* the turn's wall time on this rank */
 	struct eb_stats st; /* its samples' statistics (scaled), when active */
 	double own[4];	    /* the benchmark's own figures of this rank (its report hook) */
 };
@@ -110,12 +110,13 @@ struct eb_ctx {
 	enum eb_role role;
 	int peer; /* the other rank of the current turn; -1 when idle or talking to all */
 	int turn;
+	char label[64]; /* the turn hook's name for the turn, for the progress line ("": none) */
 	const struct eb_pt *pt;
 	const struct eb_variant *var; /* the sweep's current variant (NULL elsewhere) */
 	size_t bytes;		      /* pt->size */
-	size_t chunk; /* bytes per operation, resolved from opts and the provider */
-	int window;   /* chunks in flight per channel, likewise */
-	long iters;   /* of the current phase */
+	size_t chunk;		      /* bytes per operation, resolved from opts and the provider */
+	int window;		      /* chunks in flight per channel, likewise */
+	long iters;		      /* of the current phase */
 	uint64_t epoch;
 	void *priv; /* the benchmark's state */
 	/* Memory: the payloads' kind, staged or not, this rank's GPU (-1: none), how the
@@ -123,7 +124,7 @@ struct eb_ctx {
 	enum eb_memsel sel;
 	enum eb_mem_kind mem;
 	int staged, serial, gpu;
-	int failed; /* teardown: the run failed, so stop at once */
+	int failed;	  /* teardown: the run failed, so stop at once */
 	int user_bound;	  /* the process was bound to fewer CPUs than are online when it started */
 	char gpu_pci[16]; /* its PCI address, "" when unknown */
 	enum eb_reg_path path;
@@ -171,9 +172,9 @@ struct eb_variant {
 	const char *name[EB_NSEL]; /* column name in the table, per memory selection */
 	enum eb_layout layout;
 	enum eb_flow flow;
-	int tag;   /* the benchmark's own (which way this variant runs) */
+	int tag;	   /* the benchmark's own (which way this variant runs) */
 	unsigned pt_flags; /* EB_PT_SELF_TIMED, EB_PT_PHASE_TIMED */
-	int ref;   /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
+	int ref; /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
 };
 
 /* What the harness opens for a benchmark before its setup. */
@@ -207,8 +208,9 @@ struct eb_bench {
 	/* ...or n iterations that time themselves: samples (NULL during warm-up) gets *got
 	 * seconds (per iteration, or one per phase when phase-timed). */
 	int (*run)(struct eb_ctx *c, long n, double *samples, long *got);
-	/* Wrong words in what this rank received for c->epoch. */
-	uint64_t (*verify)(struct eb_ctx *c);
+	/* Add the wrong words in what this rank received for c->epoch to *wrong; a status (a
+	 * check that could not run is an error, not a count). */
+	int (*verify)(struct eb_ctx *c, uint64_t *wrong);
 	/* Optional: this rank's own figures of turn c->turn, once its last phase ran. */
 	void (*report)(struct eb_ctx *c, struct eb_turn_rep *rep);
 	/* Testing aid (--corrupt-at): where what this rank receives lands, its offset and
@@ -223,8 +225,9 @@ struct eb_bench {
 	/* Its table: a row per record (NULL with the sweep: the seeds' table). */
 	const struct eb_colspec *cols;
 	int ncols;
-	/* Rank 0, optional: after the last row, tables and notes of its own over the records. */
-	void (*close)(const struct eb_ctx *c, struct eb_sheet *s);
+	/* Rank 0, optional: after the last row, tables and notes of its own over the records;
+	 * a status every rank then leaves with (EB_EVERIFY: a check failed). */
+	int (*close)(const struct eb_ctx *c, struct eb_sheet *s);
 
 	/* The sweep's (plan NULL): its variants, or variants_of the options. */
 	int nvariants;

@@ -43,13 +43,14 @@ static int open_ctx(struct eb_ctx *c, const struct eb_bench *b, const struct eb_
 	return EB_OK;
 }
 
-static void close_ctx(struct eb_ctx *c, int failed)
+/* The harness's engine (a benchmark that opens its own closes it). */
+static void close_ctx(struct eb_ctx *c, struct eb_engine *e, int failed)
 {
-	if (c->e == NULL)
+	if (c->e != e)
 		return;
 	if (failed)
-		eb_engine_abandon(c->e);
-	eb_engine_close(c->e);
+		eb_engine_abandon(e);
+	eb_engine_close(e);
 }
 
 /* The points of a row, from the benchmark or the sweep. */
@@ -74,15 +75,11 @@ static void open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_she
 		b->facts(c, s);
 }
 
-/* Rank 0: the header and the table's head, once, before the first row (rows may add facts
- * to the header first). */
+/* Rank 0: the benchmark's table, opened before its first row (rows may add facts to the
+ * header first, which the report prints before the first table). */
 static void start(const struct eb_ctx *c, struct eb_sheet *s)
 {
-	if (s->started || c->b->plan == NULL)
-		return;
-	s->started = 1;
-	eb_sheet_print_head(s);
-	if (c->b->cols != NULL)
+	if (c->b->plan != NULL && c->b->cols != NULL && s->cols != c->b->cols)
 		eb_sheet_table(s, NULL, c->b->cols, c->b->ncols);
 }
 
@@ -108,7 +105,7 @@ static void hand_over(struct eb_ctx *c, struct eb_sweep *w, const struct eb_meas
 			continue;
 		}
 		start(c, s);
-		if (c->b->cols != NULL)
+		if (c->b->cols != NULL && s->cols == c->b->cols)
 			eb_sheet_show(s, r);
 	}
 	if (c->b->plan != NULL)
@@ -127,6 +124,10 @@ static int rows(struct eb_ctx *c, struct eb_sweep *w, struct eb_sheet *s, uint64
 	int row, n = 0, i, rc = pts != NULL && m != NULL ? EB_OK : EB_ENOMEM;
 
 	eb_progress_start(&prog, c->rank == 0 && !c->o->quiet, c->o->cmd->name, 0);
+	/* The sweep's rows are known before they run: the line can tell the time left. */
+	for (row = 0; c->b->plan == NULL && rc == EB_OK && (n = plan(c, w, row, pts)) > 0; row++)
+		for (i = 0; i < n; i++)
+			prog.total += eb_sched_work(c, &pts[i]) * (double)c->o->rounds;
 	for (row = 0; rc == EB_OK; row++) {
 		n = plan(c, w, row, pts);
 		if (n <= 0) {
@@ -176,14 +177,28 @@ static int measure(struct eb_ctx *c)
 		if (b->plan == NULL)
 			eb_sweep_notes(c, &w, &s);
 		if (b->close != NULL)
-			b->close(c, &s);
-		file_rc = eb_sheet_end(&s, wrong);
+			file_rc = b->close(c, &s);
+		if (!s.started) /* nothing printed yet: the header alone */
+			eb_sheet_print_head(&s);
+		if (file_rc == EB_OK || file_rc == EB_EVERIFY) {
+			int end = eb_sheet_end(&s, wrong);
+
+			file_rc = end != EB_OK ? end : file_rc;
+		} else {
+			eb_sheet_drop(&s);
+		}
 	} else if (c->rank == 0) {
 		eb_sheet_drop(&s);
 	}
-	/* Nobody tears down while a peer may still read its memory. */
-	if (rc == EB_OK && c->boot != NULL)
-		rc = eb_boot_barrier(c->boot, eb_deadline(c->o->fab.timeout_s));
+	/* Every rank leaves with rank 0's verdict, and nobody tears down while a peer may still
+	 * read its memory. */
+	if (rc == EB_OK && c->boot != NULL) {
+		int64_t worst;
+
+		rc = eb_boot_allreduce(c->boot, file_rc, EB_MIN, &worst,
+				       eb_deadline(c->o->fab.timeout_s));
+		file_rc = rc == EB_OK ? (int)worst : file_rc;
+	}
 	if (rc == EB_OK && wrong > 0)
 		rc = EB_EVERIFY;
 	if (rc == EB_OK)
@@ -218,6 +233,6 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 	if (rc != EB_OK)
 		return rc;
 	rc = b->drive != NULL ? b->drive(&c) : measure(&c);
-	close_ctx(&c, rc != EB_OK);
+	close_ctx(&c, &e, rc != EB_OK);
 	return rc;
 }

@@ -27,7 +27,7 @@ struct eb_loop {
 	int (*settle)(void *arg);
 	/* Add the wrong words this rank received to *wrong (NULL: nothing to check). */
 	int (*verify)(void *arg, uint64_t *wrong);
-	int check; /* verify after every iteration, each with its own prepare and alignment */
+	int check;	/* verify after every iteration, each with its own prepare and alignment */
 	int align_each; /* align before every iteration (the clock restarts after it) */
 };
 

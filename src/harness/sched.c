@@ -67,9 +67,9 @@ static int h_verify(void *arg, uint64_t *wrong)
 	struct hooked *h = arg;
 	struct eb_ctx *c = h->c;
 
-	if (c->role != EB_ROLE_IDLE && h->b->verify != NULL)
-		*wrong += h->b->verify(c);
-	return EB_OK;
+	if (c->role == EB_ROLE_IDLE || h->b->verify == NULL)
+		return EB_OK;
+	return h->b->verify(c, wrong);
 }
 
 /* Idle ranks wait at the end of a phase while others work; every wait of theirs is itself
@@ -106,8 +106,8 @@ static int phase(struct eb_ctx *c, long iters, double *samples, long *got, uint6
 	if (rc != EB_OK)
 		return rc;
 	if (mine > 0)
-		eb_err("%llu wrong words received (%s %s)", (unsigned long long)mine, c->o->cmd->name,
-		       pt->name != NULL ? pt->name : "");
+		eb_err("%llu wrong words received (%s %s)", (unsigned long long)mine,
+		       c->o->cmd->name, pt->name != NULL ? pt->name : "");
 	*wrong += mine;
 	if (c->o->stop_rank == c->rank && samples != NULL) /* testing aid: a hung rank */
 		raise(SIGSTOP);
@@ -139,17 +139,6 @@ static long phase_len(long iters, long nph, long k)
 	return iters / nph + (k < iters % nph ? 1 : 0);
 }
 
-/* Where phase k's samples start: its index when timed by the phase, else its first
- * iteration. */
-static long sample_at(const struct eb_pt *pt, long nph, long k)
-{
-	long rest = pt->iters % nph;
-
-	if (pt->flags & EB_PT_PHASE_TIMED)
-		return k;
-	return k * (pt->iters / nph) + (k < rest ? k : rest);
-}
-
 void eb_sched_flow_turn(struct eb_ctx *c)
 {
 	int t = c->turn;
@@ -161,7 +150,9 @@ void eb_sched_flow_turn(struct eb_ctx *c)
 	}
 	switch (c->var->flow) {
 	case EB_FLOW_PAIRS:
-		c->role = c->rank == 0 ? EB_ROLE_INIT : c->rank == t + 1 ? EB_ROLE_TARGET : EB_ROLE_IDLE;
+		c->role = c->rank == 0	     ? EB_ROLE_INIT
+			  : c->rank == t + 1 ? EB_ROLE_TARGET
+					     : EB_ROLE_IDLE;
 		c->peer = c->rank == 0 ? t + 1 : c->rank == t + 1 ? 0 : -1;
 		break;
 	case EB_FLOW_FANOUT:
@@ -178,6 +169,8 @@ void eb_sched_flow_turn(struct eb_ctx *c)
 /* What a point keeps on this rank across the rounds of its row. */
 struct slot {
 	double *samples;	  /* [turn][per] */
+	long *count;		  /* [turn]: samples so far (fewer than iterations where a run
+				   * hook times batches of them) */
 	struct eb_turn_rep *mine; /* [turn] */
 	long per;
 };
@@ -191,7 +184,8 @@ static void set_point(struct eb_ctx *c, const struct eb_pt *pt)
 
 /* Round r of a point: in every turn, the warm-up in round 0, then the round's share of the
  * timed phases. */
-static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long r)
+static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long r,
+		 struct eb_progress *prog)
 {
 	long nph = eb_sched_phases(c, pt), k;
 	int t, rc = EB_OK;
@@ -202,10 +196,13 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long 
 		uint64_t t0 = eb_now_ns();
 
 		c->turn = t;
+		c->label[0] = '\0';
 		if (c->b->turn != NULL)
 			c->b->turn(c);
 		else
 			eb_sched_flow_turn(c);
+		if (prog != NULL && c->label[0] != '\0')
+			eb_progress_step(prog, c->label, eb_sched_work(c, pt) / pt->turns);
 		me->active = c->role == EB_ROLE_INIT || c->role == EB_ROLE_ALL;
 		me->peer = c->peer;
 		if (r == 0)
@@ -215,8 +212,9 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long 
 			long got = 0;
 
 			rc = phase(c, phase_len(pt->iters, nph, k),
-				   s->samples + (size_t)t * (size_t)s->per + sample_at(pt, nph, k),
-				   &got, &me->wrong);
+				   s->samples + (size_t)t * (size_t)s->per + s->count[t], &got,
+				   &me->wrong);
+			s->count[t] += got;
 		}
 		me->secs += (double)(eb_now_ns() - t0) * 1e-9;
 		if (rc == EB_OK && r == c->o->rounds - 1 && c->b->report != NULL)
@@ -257,8 +255,7 @@ static int stats_of(const struct eb_pt *pt, const double *v, long n, struct eb_s
 }
 
 /* Every rank's reports to every rank; rank 0 lists the groups. */
-static int gather_reps(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s,
-		       struct eb_meas *m)
+static int gather_reps(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, struct eb_meas *m)
 {
 	size_t per_rank = sizeof(*s->mine) * (size_t)pt->turns;
 	int t, r, rc = EB_OK;
@@ -269,7 +266,7 @@ static int gather_reps(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s,
 		return EB_ENOMEM;
 	for (t = 0; t < pt->turns && rc == EB_OK; t++)
 		if (s->mine[t].active)
-			rc = stats_of(pt, s->samples + (size_t)t * (size_t)s->per, s->per,
+			rc = stats_of(pt, s->samples + (size_t)t * (size_t)s->per, s->count[t],
 				      &s->mine[t].st);
 	if (rc != EB_OK)
 		return rc;
@@ -290,12 +287,13 @@ static int gather_reps(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s,
 	}
 	for (t = 0; rc == EB_OK && t < pt->turns; t++)
 		for (r = 0; r < c->nranks; r++) {
-			const struct eb_turn_rep *x = &m->rep[(size_t)t * (size_t)c->nranks + (size_t)r];
+			const struct eb_turn_rep *x =
+			    &m->rep[(size_t)t * (size_t)c->nranks + (size_t)r];
 
 			m->wrong += x->wrong;
 			if (x->active)
-				m->groups[m->ngroups++] =
-				    (struct eb_group){.rank = r, .peer = x->peer, .turn = t, .st = x->st};
+				m->groups[m->ngroups++] = (struct eb_group){
+				    .rank = r, .peer = x->peer, .turn = t, .st = x->st};
 		}
 	return rc;
 }
@@ -306,6 +304,7 @@ static int pool(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, struct
 {
 	size_t per_rank = sizeof(double) * (size_t)pt->turns * (size_t)s->per;
 	double *all = NULL, *pooled, w = 0;
+	size_t n = 0;
 	int g, mine_only = 1, rc = EB_OK;
 
 	for (g = 0; g < m->ngroups; g++)
@@ -319,24 +318,26 @@ static int pool(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, struct
 		rc = eb_boot_allgather(c->boot, s->samples, all, per_rank,
 				       eb_deadline(c->o->fab.timeout_s));
 	}
-	m->samples = calloc((size_t)(m->ngroups > 0 ? m->ngroups : 1) * (size_t)s->per,
-			    sizeof(*m->samples));
-	pooled = calloc((size_t)(m->ngroups > 0 ? m->ngroups : 1) * (size_t)s->per,
-			sizeof(*pooled));
+	m->samples =
+	    calloc((size_t)(m->ngroups > 0 ? m->ngroups : 1) * (size_t)s->per, sizeof(*m->samples));
+	pooled =
+	    calloc((size_t)(m->ngroups > 0 ? m->ngroups : 1) * (size_t)s->per, sizeof(*pooled));
 	if (rc == EB_OK && (m->samples == NULL || pooled == NULL))
 		rc = EB_ENOMEM;
 	for (g = 0; rc == EB_OK && g < m->ngroups; g++) {
 		const struct eb_group *x = &m->groups[g];
-		const double *from = all != NULL ? all + (size_t)x->rank * per_rank / sizeof(double)
-						 : s->samples;
+		const double *from =
+		    all != NULL ? all + (size_t)x->rank * per_rank / sizeof(double) : s->samples;
 
-		memcpy(m->samples + (size_t)g * (size_t)s->per, from + (size_t)x->turn * (size_t)s->per,
-		       sizeof(double) * (size_t)s->per);
+		memcpy(m->samples + (size_t)g * (size_t)s->per,
+		       from + (size_t)x->turn * (size_t)s->per, sizeof(double) * x->st.n);
+		memcpy(pooled + n, from + (size_t)x->turn * (size_t)s->per,
+		       sizeof(double) * x->st.n);
+		n += x->st.n;
 		w += x->st.mean / m->ngroups;
 	}
-	if (rc == EB_OK && m->ngroups > 0) {
-		memcpy(pooled, m->samples, sizeof(double) * (size_t)m->ngroups * (size_t)s->per);
-		eb_stats_compute(pooled, (size_t)m->ngroups * (size_t)s->per, &m->all);
+	if (rc == EB_OK && n > 0) {
+		eb_stats_compute(pooled, n, &m->all);
 		scale(&m->all, pt->scale > 0 ? pt->scale : 1.0);
 		if (pt->flags & EB_PT_PHASE_TIMED)
 			m->all.mean = w; /* the groups' weighted means, already scaled */
@@ -367,11 +368,9 @@ static int finish(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, stru
 	return rc == EB_OK ? pool(c, pt, s, m) : rc;
 }
 
-/* What the progress line weighs a visit by: its bytes moved, plus a fixed cost per iteration
- * (about what a 64 KiB write takes), so that small sizes count too. */
-static double visit_work(const struct eb_ctx *c, const struct eb_pt *pt)
+double eb_sched_work(const struct eb_ctx *c, const struct eb_pt *pt)
 {
-	return (double)(pt->warmup + pt->iters) * ((double)pt->size + 65536.0) /
+	return (double)(pt->warmup + pt->iters) * ((double)pt->size + 65536.0) * (double)pt->turns /
 	       (double)c->o->rounds;
 }
 
@@ -401,7 +400,8 @@ static int alloc_slots(struct eb_ctx *c, const struct eb_pt *pts, int n, struct 
 		s[i].samples = calloc((size_t)pts[i].turns * (size_t)(s[i].per > 0 ? s[i].per : 1),
 				      sizeof(double));
 		s[i].mine = calloc((size_t)pts[i].turns, sizeof(*s[i].mine));
-		if (s[i].samples == NULL || s[i].mine == NULL)
+		s[i].count = calloc((size_t)pts[i].turns, sizeof(*s[i].count));
+		if (s[i].samples == NULL || s[i].mine == NULL || s[i].count == NULL)
 			return EB_ENOMEM;
 	}
 	return EB_OK;
@@ -420,12 +420,14 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 			if (c->o->rounds > 1 && c->rank == 0)
 				eb_dbg("round %ld of %ld: %s", r + 1, c->o->rounds,
 				       pts[i].name != NULL ? pts[i].name : "");
-			if (prog != NULL)
-				eb_progress_step(prog, pts[i].name, visit_work(c, &pts[i]));
+			if (prog != NULL && pts[i].name != NULL)
+				eb_progress_step(prog, pts[i].name, 0);
 			set_point(c, &pts[i]);
 			rc = switch_to(c, &pts[i], &entered);
 			if (rc == EB_OK)
-				rc = visit(c, &pts[i], &s[i], r);
+				rc = visit(c, &pts[i], &s[i], r, prog);
+			if (prog != NULL)
+				prog->done += c->label[0] ? 0 : eb_sched_work(c, &pts[i]);
 			if (rc == EB_OK && r == c->o->rounds - 1)
 				rc = finish(c, &pts[i], &s[i], &m[i]);
 		}
@@ -437,6 +439,7 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 	for (i = 0; s != NULL && i < n; i++) {
 		free(s[i].samples);
 		free(s[i].mine);
+		free(s[i].count);
 		if (rc != EB_OK)
 			eb_meas_free(&m[i]);
 	}

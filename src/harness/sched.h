@@ -20,6 +20,10 @@ void eb_meas_free(struct eb_meas *m);
 long eb_sched_phases(const struct eb_ctx *c, const struct eb_pt *pt);
 long eb_sched_per(const struct eb_ctx *c, const struct eb_pt *pt);
 
+/* What the progress line weighs a visit of a point by: its bytes moved, plus a fixed cost per
+ * iteration (about what a 64 KiB write takes), so that small sizes count too. */
+double eb_sched_work(const struct eb_ctx *c, const struct eb_pt *pt);
+
 /* Roles of a sweep variant's turn (the default turn hook). */
 void eb_sched_flow_turn(struct eb_ctx *c);
 

@@ -209,8 +209,9 @@ void eb_sweep_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 	eb_fact_break(s);
 	eb_fact_str(s, "metric", "metric", c->b->metric);
 	eb_fact_break(s);
-	eb_fact_say(s, NULL, "BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
-			     "#wrong = wrong 8-byte words");
+	eb_fact_say(s, NULL,
+		    "BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
+		    "#wrong = wrong 8-byte words");
 	eb_head_fact(&s->head, NULL, "%s", "");
 	eb_sheet_print_head(s);
 	for (v = 0; v < w->nvars; v++)
@@ -347,8 +348,9 @@ void eb_sweep_notes(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 			continue;
 		if (!any++) {
 			eb_sheet_say(s, NULL);
-			eb_sheet_say(s, "! the mean time a Gbps comes from is over %.1fx the median: "
-					"a few slow iterations (stalls) moved it",
+			eb_sheet_say(s,
+				     "! the mean time a Gbps comes from is over %.1fx the median: "
+				     "a few slow iterations (stalls) moved it",
 				     SKEW);
 		}
 		eb_sheet_say(s,

@@ -67,7 +67,8 @@ void eb_head_print(const struct eb_head *h)
 			printf("#");
 			col = 1;
 		}
-		printf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label, f->value);
+		printf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label,
+		       f->value);
 		col += len;
 	}
 	if (col > 0)

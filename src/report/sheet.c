@@ -24,8 +24,7 @@ void eb_fact_int(struct eb_sheet *s, const char *key, const char *label, long lo
 		eb_head_fact(&s->head, label, "%lld", v);
 }
 
-void eb_fact_num(struct eb_sheet *s, const char *key, const char *label, double v,
-		 const char *fmt)
+void eb_fact_num(struct eb_sheet *s, const char *key, const char *label, double v, const char *fmt)
 {
 	char shown[64];
 
@@ -123,6 +122,7 @@ void eb_fact_break(struct eb_sheet *s)
 
 void eb_sheet_print_head(struct eb_sheet *s)
 {
+	s->started = 1;
 	eb_head_print(&s->head);
 	eb_head_free(&s->head);
 }
@@ -163,10 +163,19 @@ static void title(const char *t)
 		printf("#\n## %s\n", t);
 }
 
+void eb_sheet_title(struct eb_sheet *s, const char *t)
+{
+	if (!s->started)
+		eb_sheet_print_head(s);
+	title(t);
+}
+
 void eb_sheet_table(struct eb_sheet *s, const char *t, const struct eb_colspec *cols, int n)
 {
 	int c;
 
+	if (!s->started)
+		eb_sheet_print_head(s);
 	memset(&s->table, 0, sizeof(s->table));
 	s->cols = cols;
 	s->ncols = n;
@@ -182,6 +191,8 @@ void eb_sheet_pivot(struct eb_sheet *s, const struct eb_colspec *lead, int nlead
 {
 	int c, g;
 
+	if (!s->started)
+		eb_sheet_print_head(s);
 	memset(&s->table, 0, sizeof(s->table));
 	s->lead = lead;
 	s->nlead = nlead;
@@ -254,17 +265,22 @@ void eb_sheet_grid(struct eb_sheet *s, const struct eb_grid *g)
 	struct eb_table t = {0};
 	int r, c;
 
+	if (!s->started)
+		eb_sheet_print_head(s);
 	title(g->title);
-	eb_table_col(&t, g->corner, 7, 0);
+	eb_table_col(&t, g->corner, g->row_names != NULL ? 11 : 7, g->row_names != NULL);
 	for (c = 0; c < g->ncols; c++) {
 		char head[24];
 
 		snprintf(head, sizeof(head), "%lld", g->cols[c]);
-		eb_table_col(&t, head, 8, 0);
+		eb_table_col(&t, g->col_names != NULL ? g->col_names[c] : head, 8, 0);
 	}
 	eb_table_head(&t);
 	for (r = 0; r < g->nrows; r++) {
-		eb_table_cell(&t, "%lld", g->rows[r]);
+		if (g->row_names != NULL)
+			eb_table_cell(&t, "%s", g->row_names[r]);
+		else
+			eb_table_cell(&t, "%lld", g->rows[r]);
 		for (c = 0; c < g->ncols; c++) {
 			const struct eb_rec *x = grid_rec(s, g, g->rows[r], g->cols[c]);
 			const struct eb_field *f = eb_rec_field(x, g->val_key);
@@ -278,11 +294,25 @@ void eb_sheet_grid(struct eb_sheet *s, const struct eb_grid *g)
 	}
 }
 
+void eb_sheet_text(struct eb_sheet *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->started)
+		eb_sheet_print_head(s);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 void eb_sheet_say(struct eb_sheet *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	(void)s;
+	if (!s->started)
+		eb_sheet_print_head(s);
 	printf("#");
 	if (fmt != NULL && fmt[0] != '\0') {
 		printf(" ");
@@ -318,7 +348,12 @@ int eb_sheet_end(struct eb_sheet *s, uint64_t wrong)
 {
 	int rc = s->doc.oom || s->head.oom ? EB_ENOMEM : EB_OK;
 
-	eb_table_footer(wrong);
+	if (s->plan_only) {
+		eb_sheet_drop(s);
+		return rc;
+	}
+	if (!s->no_footer)
+		eb_table_footer(wrong);
 	if (rc == EB_OK)
 		rc = eb_doc_write(&s->doc, s->csv, s->json);
 	eb_sheet_drop(s);

@@ -32,7 +32,9 @@ struct eb_sheet {
 	const struct eb_colspec *lead, *each, *tail;
 	int nlead, neach, ntail, ngroups;
 	const char *csv, *json;
-	int started; /* the header and the current table's head are out */
+	int started;   /* the header and the current table's head are out */
+	int plan_only; /* a dry run: no footer, no files */
+	int no_footer; /* the verdict is the subcommand's own lines */
 };
 
 /* Name the subcommand in the files ("bench") and keep where they go (NULL: not asked). */
@@ -42,8 +44,7 @@ void eb_sheet_begin(struct eb_sheet *s, const char *bench, const char *csv, cons
  * A NULL label keeps the fact out of the header. */
 void eb_fact_int(struct eb_sheet *s, const char *key, const char *label, long long v);
 /* The header shows v with fmt (printf for one double, "%.1f Gbps"); NULL: "%g". */
-void eb_fact_num(struct eb_sheet *s, const char *key, const char *label, double v,
-		 const char *fmt);
+void eb_fact_num(struct eb_sheet *s, const char *key, const char *label, double v, const char *fmt);
 void eb_fact_str(struct eb_sheet *s, const char *key, const char *label, const char *v);
 /* Bytes: an integer in JSON, "256K" in the header. */
 void eb_fact_size(struct eb_sheet *s, const char *key, const char *label, uint64_t v);
@@ -78,17 +79,23 @@ void eb_sheet_pivot(struct eb_sheet *s, const struct eb_colspec *lead, int nlead
 void eb_sheet_pivot_row(struct eb_sheet *s, const struct eb_rec *const *recs);
 /* A grid over the records whose field `where` equals `is` (where NULL: every record): a row
  * per value of row_key and a column per value of col_key (both integers, as rows[] and
- * cols[] list them), each cell val_key with `decimals` places, or "-". */
+ * cols[] list them, headed by their names where given), each cell val_key with `decimals`
+ * places, or "-". */
 struct eb_grid {
 	const char *title, *corner;
 	const char *row_key, *col_key, *val_key;
 	const long long *rows, *cols;
+	const char *const *row_names, *const *col_names; /* NULL: the values */
 	int nrows, ncols, decimals;
 	const char *where;
 	long long is;
 };
 void eb_sheet_grid(struct eb_sheet *s, const struct eb_grid *g);
 
+/* A line as it is (a verdict line a script reads from the start). */
+void eb_sheet_text(struct eb_sheet *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A section's title ("#", then "## title"). */
+void eb_sheet_title(struct eb_sheet *s, const char *title);
 /* A line of text between or after tables ("# text"; NULL fmt: a lone "#"). */
 void eb_sheet_say(struct eb_sheet *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

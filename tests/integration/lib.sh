@@ -32,6 +32,58 @@ ranks_alive() { # stderr-file
 	done
 }
 
+# Start a job of ranks (CMD..., with -v so the launcher names their pids; stdout in $WORK/out,
+# stderr in $WORK/err), wait until its timed loop runs (a table's head is out), hit rank
+# VICTIM with SIGNAL and wait for the job, at most TIMEOUT + 5 s; it must exit non-zero, and
+# with RANKS > 0 that many ranks must be alive before the hit. Sets pid (the victim's), rc
+# (the job's exit status) and took (seconds from the hit to the job's end).
+hit_rank() { # victim signal timeout ranks cmd...
+	local victim=$1 sig=$2 timeout=$3 ranks=$4 job start
+	shift 4
+	"$@" >"$WORK/out" 2>"$WORK/err" &
+	job=$!
+	pid=
+	for _ in $(seq 300); do
+		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
+		[ -n "$pid" ] && grep -q '^|[-:]-' "$WORK/out" && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
+	sleep 1
+	if [ "$ranks" -gt 0 ] && [ "$(ranks_alive "$WORK/err" | wc -l)" -ne "$ranks" ]; then
+		kill -9 $job
+		fail "not $ranks live ranks before the fault"
+	fi
+	start=$(date +%s.%N)
+	kill -"$sig" "$pid"
+	for _ in $(seq $(((timeout + 5) * 10))); do
+		kill -0 $job 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $job 2>/dev/null; then
+		pkill -9 -P $job
+		kill -9 $job "$pid" 2>/dev/null
+		fail "job still running $((timeout + 5)) s after rank $victim was hit"
+	fi
+	wait $job
+	rc=$?
+	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
+	cat "$WORK/err" >&2
+	[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
+	if [ "$sig" = STOP ]; then
+		grep -q "efabench: error: rank $victim (pid $pid) is stopped" "$WORK/err" ||
+			fail "the launcher did not name stopped rank $victim"
+	fi
+}
+
+# After hit_rank, once the test checked what the survivors said: no rank outlived the job.
+hit_done() {
+	local alive
+	alive=$(ranks_alive "$WORK/err")
+	[ -z "$alive" ] || fail "rank pid(s) $alive outlived the job"
+	echo "PASS: all ranks exited in $took s, rc=$rc"
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1

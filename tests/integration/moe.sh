@@ -181,47 +181,15 @@ refuse)
 kill | stop)
 	victim=1 sig=9 timeout=5
 	[ "$mode" = stop ] && sig=STOP
-	"$EFABENCH" moe --np 3 --provider "${2:-shm}" --initiators cpu --tokens 64 --experts 48 --hidden 1024 \
-		-n 100000000 -w 1 --timeout $timeout -v "${@:3}" >"$WORK/out" 2>"$WORK/err" &
-	job=$!
-	pid=
-	for _ in $(seq 300); do
-		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
-		[ -n "$pid" ] && grep -q '^|:--' "$WORK/out" && break
-		sleep 0.1
-	done
-	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
-	sleep 1
-	start=$(date +%s.%N)
-	kill -$sig "$pid"
-	for _ in $(seq $(((timeout + 5) * 10))); do
-		kill -0 $job 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $job 2>/dev/null; then
-		pkill -9 -P $job
-		kill -9 $job "$pid" 2>/dev/null
-		fail "job still running $((timeout + 5)) s after rank $victim was hit"
-	fi
-	wait $job
-	rc=$?
-	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
-	cat "$WORK/err" >&2
-	[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
-	if [ "$mode" = stop ]; then
-		grep -q "efabench: error: rank $victim (pid $pid) is stopped" "$WORK/err" ||
-			fail "the launcher did not name the stopped rank"
-		# A survivor's deadline, or the launcher's kill of the stopped rank, whichever
-		# comes first, names it.
-		grep -q "error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\)" "$WORK/err" ||
-			fail "no survivor named rank $victim"
-	else
-		grep -q "error: .*\(lost rank $victim\|rank $victim\)" "$WORK/err" ||
-			fail "no survivor named rank $victim"
-	fi
-	alive=$(ranks_alive "$WORK/err")
-	[ -z "$alive" ] || fail "rank pid(s) $alive outlived the job"
-	echo "all ranks exited in $took s"
+	hit_rank $victim $sig $timeout 0 "$EFABENCH" moe --np 3 --provider "${2:-shm}" \
+		--initiators cpu --tokens 64 --experts 48 --hidden 1024 -n 100000000 -w 1 \
+		--timeout $timeout -v "${@:3}"
+	# Stopped: a survivor's deadline, or the launcher's kill of the stopped rank, whichever
+	# comes first, names it.
+	named="error: .*\(lost rank $victim\|rank $victim\)"
+	[ "$mode" = stop ] && named="error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\)"
+	grep -q "$named" "$WORK/err" || fail "no survivor named rank $victim"
+	hit_done
 	;;
 gpu)
 	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"

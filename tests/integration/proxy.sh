@@ -135,47 +135,17 @@ kill | kill-gpu | stop)
 	fi
 	timeout=5
 	# shellcheck disable=SC2086
-	"$EFABENCH" proxy --np 2 $producers --provider shm -b 1M -e 1M -n 1000000 -w 1 \
-		--timeout $timeout -v >"$WORK/out" 2>"$WORK/err" &
-	job=$!
-	pid=
-	for _ in $(seq 200); do
-		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
-		[ -n "$pid" ] && grep -q '^|--' "$WORK/out" && break
-		sleep 0.1
-	done
-	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }
-	sleep 1
-	start=$(date +%s.%N)
-	kill -$sig "$pid"
-	for _ in $(seq $(((timeout + 5) * 10))); do
-		kill -0 $job 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $job 2>/dev/null; then
-		pkill -9 -P $job
-		kill -9 $job
-		kill -9 "$pid" 2>/dev/null
-		fail "job still running $((timeout + 5)) s after rank $victim was hit"
-	fi
-	wait $job
-	rc=$?
-	took=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
-	cat "$WORK/err" >&2
-	[ $rc -ne 0 ] || fail "job exited 0 after losing rank $victim"
+	hit_rank $victim $sig $timeout 0 "$EFABENCH" proxy --np 2 $producers --provider shm -b 1M \
+		-e 1M -n 1000000 -w 1 --timeout $timeout -v
 	if [ "$mode" = stop ]; then
 		# Stopped in a CPU reference phase or a proxy phase: either wait names rank 0.
 		grep -q "rank 1\]: error: .*\(nothing arrived from rank 0\|writes from rank 0\)" \
 			"$WORK/err" || fail "rank 1 did not say rank 0 went silent"
-		grep -q "efabench: error: rank 0 (pid $pid) is stopped" "$WORK/err" ||
-			fail "the launcher did not name the stopped rank"
 	else
 		grep -q "rank 0\]: error: .*\(lost rank 1\|rank 1\)" "$WORK/err" ||
 			fail "rank 0 did not name rank 1"
 	fi
-	alive=$(ranks_alive "$WORK/err")
-	[ -z "$alive" ] || fail "rank pid(s) $alive outlived the job"
-	echo "all ranks exited in $took s"
+	hit_done
 	;;
 stall)
 	# The bound: the producers' quiet gives up at the deadline, the join waits deadline + 1 s.

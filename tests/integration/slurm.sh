@@ -138,7 +138,7 @@ srun_check() {
 	cat "$WORK/err" >&2
 	[ $rc -eq 0 ] || fail "srun --mpi=$mpi $(basename "$bin") $bench exited $rc"
 	grep -q "launcher: mpi" "$WORK/out" || fail "$bench under srun --mpi=$mpi did not use the MPI bootstrap"
-	[ "$(grep -c '^# ranks: 2 ' "$WORK/out")" = 1 ] || fail "not one job of 2 ranks"
+	[ "$(grep -c '^# version: .*  ranks: 2 ' "$WORK/out")" = 1 ] || fail "not one job of 2 ranks"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "$bench under srun --mpi=$mpi: no '0 OK'"
 }
 

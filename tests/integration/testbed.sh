@@ -132,7 +132,7 @@ d = json.load(open(sys.argv[1]))
 assert d["per"] == "host" and d["measuring_ranks"] == 2, (d["per"], d["measuring_ranks"])
 assert sorted((r["src"], r["dst"]) for r in d["results"]) == [(0, 2), (2, 0)], d["results"]' \
 		"$WORK/out.json" || fail "--per auto across hosts did not measure ranks 0 and 2 only"
-	grep -q "2 ranks measure (of 4)" "$WORK/out" || fail "the header does not say who measures"
+	grep -q "ranks: 4  measuring: 2 " "$WORK/out" || fail "the header does not say who measures"
 	;;
 raildown)
 	[ "$via" = rdv ] || fail "raildown runs through the rendezvous"

@@ -8,43 +8,29 @@
 #include "report/rec.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
-#include "efabench/xfer.h"
+#include "efabench/a2av.h"
 
 #include <stdlib.h>
 
 struct a2a_state {
 	struct eb_payload out, in; /* slot p of out goes to rank p; slot s of in comes from s */
 	size_t slot;
-	struct eb_xfer *x; /* [nranks][nchan] */
-	struct eb_xfer **all;
-	uint64_t *expect;	    /* [source][chan] chunks counted so far */
-	uint64_t *total;	    /* [source] the same over every channel (balanced split) */
-	struct eb_xfer_pool *pools; /* [peer] */
-	struct eb_imm_wait *waits;
+	struct eb_a2av a;
 };
 
 static int a2a_setup(struct eb_ctx *c)
 {
-	struct eb_engine *e = c->e;
-	size_t nx = (size_t)c->nranks * (size_t)e->nchan;
 	struct a2a_state *st = calloc(1, sizeof(*st));
-	int rc = EB_ENOMEM;
+	int rc;
 
 	if (st == NULL)
-		return rc;
+		return EB_ENOMEM;
 	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->x = eb_xfers_new(e, (int)nx, c->window);
-	st->all = calloc(nx, sizeof(*st->all));
-	st->expect = calloc(nx, sizeof(*st->expect));
-	st->waits = calloc(nx, sizeof(*st->waits));
-	st->total = calloc((size_t)c->nranks, sizeof(*st->total));
-	st->pools = calloc((size_t)c->nranks, sizeof(*st->pools));
-	if (st->x == NULL || st->all == NULL || st->expect == NULL || st->waits == NULL ||
-	    st->total == NULL || st->pools == NULL)
-		return rc;
-	rc =
-	    eb_payload_alloc(c, &st->out, st->slot * (size_t)c->nranks, "the alltoall send buffer");
+	rc = eb_a2av_init(&st->a, c->e, c->nranks, c->chunk, c->window);
+	if (rc == EB_OK)
+		rc = eb_payload_alloc(c, &st->out, st->slot * (size_t)c->nranks,
+				      "the alltoall send buffer");
 	if (rc == EB_OK)
 		rc = eb_payload_alloc(c, &st->in, st->slot * (size_t)c->nranks,
 				      "the alltoall receive buffer");
@@ -61,14 +47,9 @@ static void a2a_teardown(struct eb_ctx *c)
 
 	if (st == NULL)
 		return;
-	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_a2av_fini(&st->a);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
-	free(st->all);
-	free(st->expect);
-	free(st->total);
-	free(st->pools);
-	free(st->waits);
 	free(st);
 	c->priv = NULL;
 }
@@ -82,16 +63,11 @@ static int pooled(const struct eb_ctx *c, const struct a2a_state *st)
 static int a2a_prepare(struct eb_ctx *c)
 {
 	struct a2a_state *st = c->priv;
-	int p, ch, rc = EB_OK;
+	int p, rc = EB_OK;
 
 	/* Every chunk of the last phase is here and none of the next has left (a barrier
 	 * follows): count from what arrived, whichever channels a pool used. */
-	for (p = 0; p < c->nranks; p++) {
-		for (ch = 0; ch < c->e->nchan; ch++)
-			st->expect[(size_t)p * (size_t)c->e->nchan + (size_t)ch] =
-			    p == c->rank ? 0 : eb_imm_count(c->e, p, ch);
-		st->total[p] = p == c->rank ? 0 : eb_imm_count(c->e, p, EB_CHAN_ANY);
-	}
+	eb_a2av_sync(&st->a, c->rank);
 	for (p = 0; p < c->nranks && rc == EB_OK; p++) {
 		struct eb_pattern out = {(uint32_t)c->rank, (uint32_t)p, c->epoch};
 		struct eb_pattern in = {(uint32_t)p, (uint32_t)c->rank, EB_EPOCH_POISON};
@@ -108,63 +84,37 @@ static int a2a_prepare(struct eb_ctx *c)
 static int a2a_iter(struct eb_ctx *c, long i)
 {
 	struct a2a_state *st = c->priv;
-	struct eb_engine *e = c->e;
-	int nch = e->nchan, pool = pooled(c, st), p, ch, n = 0, nw = 0, rc;
+	enum eb_layout l = c->var->layout;
+	int pool = pooled(c, st), p, rc = EB_OK;
 
+	eb_a2av_begin(&st->a);
 	/* Start with the next rank up so every rank's first write goes to a different peer. */
-	for (p = (c->rank + 1) % c->nranks; p != c->rank; p = (p + 1) % c->nranks) {
-		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
-		const char *buf = eb_payload_at(&st->out, (size_t)p * st->slot);
-		const struct eb_rkey *keys = eb_region_key(&st->in.reg, p, 0);
-		uint64_t roff = (uint64_t)c->rank * st->slot;
-		uint32_t imm = EB_IMM(c->rank, c->epoch);
-		int k, armed =
-			   pool
-			       ? eb_layout_write_pooled(xs, &st->pools[p], nch, p, buf, c->bytes,
-							c->chunk, st->out.reg.mr, keys, roff, imm)
-			       : eb_layout_write(c->var->layout, xs, nch, c->rank, p, buf, c->bytes,
-						 c->chunk, st->out.reg.mr, keys, roff, imm);
+	for (p = (c->rank + 1) % c->nranks; p != c->rank && rc == EB_OK; p = (p + 1) % c->nranks) {
+		struct eb_xfer *xs;
+		int armed = eb_a2av_write(
+		    &st->a, l, pool, c->rank, p, eb_payload_at(&st->out, (size_t)p * st->slot),
+		    c->bytes, st->out.reg.mr, eb_region_key(&st->in.reg, p, 0),
+		    (uint64_t)c->rank * st->slot, EB_IMM(c->rank, c->epoch), &xs);
 
 		rc = eb_payload_stage(c, &st->out, xs, armed);
-		if (rc != EB_OK)
-			return rc;
-		for (k = 0; k < armed; k++)
-			st->all[n++] = &xs[k];
-		if (pool) { /* p's writes to me take the same pools: all its chunks, any channel */
-			st->total[p] += eb_xfer_nchunks(c->bytes, c->chunk);
-			st->waits[nw++] = (struct eb_imm_wait){
-			    .peer = p, .chan = EB_CHAN_ANY, .count = st->total[p]};
-			continue;
-		}
-		for (ch = 0; ch < nch; ch++) {
-			uint64_t *want = &st->expect[(size_t)p * (size_t)nch + (size_t)ch];
-			uint64_t more = eb_layout_chunks(c->var->layout, nch, p, c->rank, c->bytes,
-							 c->chunk, ch);
-
-			if (more == 0)
-				continue;
-			*want += more;
-			st->waits[nw++] =
-			    (struct eb_imm_wait){.peer = p, .chan = ch, .count = *want};
-		}
+		eb_a2av_expect(&st->a, l, pool, c->rank, p, c->bytes);
 	}
-	rc = eb_xfer_wait_imm(e, st->all, n, st->waits, nw, EB_DEADLINE_LAZY);
+	rc = rc == EB_OK ? eb_a2av_wait(&st->a, EB_DEADLINE_LAZY) : rc;
 	return rc == EB_OK ? eb_payload_landed(c, EB_DEADLINE_LAZY) : rc;
 }
 
-static uint64_t a2a_verify(struct eb_ctx *c)
+static int a2a_verify(struct eb_ctx *c, uint64_t *wrong)
 {
 	struct a2a_state *st = c->priv;
-	uint64_t wrong = 0;
 	int s;
 
 	for (s = 0; s < c->nranks; s++) {
 		struct eb_pattern in = {(uint32_t)s, (uint32_t)c->rank, c->epoch};
 
 		if (s != c->rank)
-			wrong += eb_payload_check(c, &st->in, (size_t)s * st->slot, c->bytes, &in);
+			*wrong += eb_payload_check(c, &st->in, (size_t)s * st->slot, c->bytes, &in);
 	}
-	return wrong;
+	return EB_OK;
 }
 
 static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off, size_t *len)

@@ -4,9 +4,33 @@
 #define EB_BENCH_CHECKS_H
 
 #include "harness/cmd.h"
-#include "report/doctor_view.h"
 
 #include <stdint.h>
+
+enum eb_verdict { EB_PASS, EB_WARN, EB_FAIL, EB_SKIP };
+
+const char *eb_verdict_name(int v); /* "PASS", "WARN", "FAIL", "SKIP" */
+
+/* One check's outcome: fixed size, so that ranks can gather them. */
+struct eb_check {
+	char name[32];	    /* "memlock", "link rail1", "bandwidth rail1", "GPU 2 floor" */
+	int32_t verdict;    /* enum eb_verdict */
+	float value, limit; /* the figure and the threshold it was held to; 0 when none */
+	char why[152];	    /* one line a person can act on */
+};
+
+/* A rank's checks, growing. */
+struct eb_checks {
+	struct eb_check *c;
+	int n, cap;
+};
+
+/* A NIC as a rank sees it, for the others to agree on which ones to measure. */
+struct eb_dnic {
+	char name[40];
+	int32_t up; /* 1 up and offered by the provider, 0 not usable, -1 no link to speak of */
+	float gbps; /* link rate (--link-gbps, else the NIC's), 0 when unknown */
+};
 
 void eb_check_add(struct eb_checks *s, const char *name, int verdict, double value, double limit,
 		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));

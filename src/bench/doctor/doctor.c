@@ -20,12 +20,14 @@ static int gather_checks(struct dctx *x, const struct eb_checks *mine)
 	int32_t *counts;
 	int r, rc;
 
+	struct eb_check *padded;
+
 	rc = eb_boot_allreduce(x->boot, mine->n, EB_MAX, &most, eb_doctor_deadline(x));
 	if (rc != EB_OK)
 		return rc;
 	all = calloc((size_t)x->n * (size_t)(most + 1), sizeof(*all));
 	counts = calloc((size_t)x->n, sizeof(*counts));
-	struct eb_check *padded = calloc((size_t)(most + 1), sizeof(*padded));
+	padded = calloc((size_t)(most + 1), sizeof(*padded));
 
 	if (all == NULL || counts == NULL || padded == NULL) {
 		rc = EB_ENOMEM;
@@ -54,120 +56,143 @@ free_all:
 	return rc;
 }
 
-/* What the report layer prints; host names point into x->all. */
-static int view(const struct dctx *x, const struct summary *s0, struct eb_doctor_view *v)
+/* Checks on every rank, one rank per host for its GPUs, then the NICs every rank can use. */
+static int check(struct dctx *x)
 {
-	const char **host = calloc((size_t)x->n, sizeof(*host));
-	int r;
+	struct summary me = {{0}};
+	int k, rc;
 
-	if (host == NULL)
-		return EB_ENOMEM;
-	for (r = 0; r < x->n; r++)
-		host[r] = x->all[r].host;
-	*v = (struct eb_doctor_view){
-	    .n = x->n,
-	    .prov = x->prov,
-	    .host = host,
-	    .per = x->per,
-	    .no_measure = x->d->no_measure,
-	    .brief = x->d->brief,
-	    .min_link = x->d->min_link,
-	    .min_nvlink = x->d->min_nvlink,
-	    .max_floor_us = x->d->max_floor_us,
-	    .rounds_asked = x->d->rounds,
-	    .iters = x->d->iters,
-	    .size = x->d->size,
-	    .nic = s0->nic,
-	    .nnics = s0->nnics,
-	    .measured = x->grid != NULL,
-	    .rounds = x->rounds,
-	    .nch = x->nch,
-	    .elapsed_s = x->elapsed_s,
-	    .skip = x->skip,
-	    .left = x->left,
-	    .csv = x->o->csv,
-	    .json = x->o->json,
-	};
-	return EB_OK;
+	eb_host_name(me.host, sizeof(me.host));
+	eb_doctor_host(x->o, x->d, x->single, &x->mine, me.nic, &me.nnics, x->prov,
+		       sizeof(x->prov));
+	for (k = 0; k < x->mine.n; k++)
+		if (x->mine.c[k].verdict == EB_FAIL &&
+		    (strcmp(x->mine.c[k].name, "provider") == 0 ||
+		     strcmp(x->mine.c[k].name, "memlock") == 0))
+			me.blocked = 1;
+	me.blocked |= x->prov[0] == '\0';
+	/* GPUs first, alone: nothing else of this host's runs while they are measured. */
+	if (!x->d->dry_run && x->boot->local_rank == 0)
+		eb_doctor_gpus(x->o, x->d, x->prov, x->single, !x->d->no_measure, &x->mine);
+	rc = eb_boot_allgather(x->boot, &me, x->all, sizeof(me), eb_doctor_deadline(x));
+	if (rc == EB_OK)
+		eb_doctor_agree(x);
+	return rc;
 }
 
-static int doctor_drive(struct eb_ctx *c)
+static int doctor_setup(struct eb_ctx *c)
 {
-	struct eb_boot *boot = c->boot;
-	const struct eb_opts *o = c->o;
-	const struct dopts *d = o->own;
-	struct dctx x = {.o = o, .d = d, .boot = boot, .n = boot->size, .me = boot->rank};
-	struct eb_checks mine = {0};
-	struct summary me = {{0}};
-	struct eb_doctor_view v = {0};
-	int64_t verdict;
-	int rc, k, fails = 0;
+	struct dctx *x = calloc(1, sizeof(*x));
+	int rc;
 
-	x.single = eb_boot_single_host(boot, eb_doctor_deadline(&x));
-	if (x.single < 0)
-		return x.single;
-	eb_host_name(me.host, sizeof(me.host));
-	eb_doctor_host(o, d, x.single, &mine, me.nic, &me.nnics, x.prov, sizeof(x.prov));
-	for (k = 0; k < mine.n; k++)
-		if (mine.c[k].verdict == EB_FAIL && (strcmp(mine.c[k].name, "provider") == 0 ||
-						     strcmp(mine.c[k].name, "memlock") == 0))
-			me.blocked = 1;
-	me.blocked |= x.prov[0] == '\0';
-	x.all = calloc((size_t)x.n, sizeof(*x.all));
-	x.per = calloc((size_t)x.n, sizeof(*x.per));
-	if (x.all == NULL || x.per == NULL) {
-		rc = EB_ENOMEM;
-		goto free_ctx;
-	}
-	if (d->dry_run) {
-		rc = x.me == 0 ? view(&x, &me, &v) : EB_OK;
-		if (rc == EB_OK && x.me == 0)
-			eb_doctor_plan(&v);
-		free(v.host);
-		goto free_ctx;
-	}
-	/* GPUs first, alone: nothing else of this host's runs while they are measured. */
-	if (boot->local_rank == 0)
-		eb_doctor_gpus(o, d, x.prov, x.single, !d->no_measure, &mine);
-	rc = eb_boot_allgather(boot, &me, x.all, sizeof(me), eb_doctor_deadline(&x));
-	if (rc != EB_OK)
-		goto free_ctx;
-	eb_doctor_agree(&x);
-	if (d->no_measure)
-		snprintf(x.skip, sizeof(x.skip), "not measured (--no-measure)");
-	else if (x.n < 2)
-		snprintf(x.skip, sizeof(x.skip), "not measured: one rank has no peer");
-	else if (x.nch > 0) {
-		rc = eb_doctor_measure(&x);
-		if (rc != EB_OK)
-			goto free_ctx;
-	}
-	rc = gather_checks(&x, &mine);
-	if (rc != EB_OK)
-		goto free_ctx;
-	if (x.me == 0) {
-		eb_doctor_compare_nics(&x);
-		if (x.grid != NULL)
-			eb_doctor_judge(&x);
-		rc = view(&x, &x.all[0], &v);
-		if (rc != EB_OK)
-			goto free_ctx;
-		fails = eb_doctor_report(&v);
-		free(v.host);
-	}
-	/* Every rank leaves with rank 0's verdict: exit 1 when a check failed. */
-	rc = eb_boot_allreduce(boot, fails, EB_MAX, &verdict, eb_doctor_deadline(&x));
-	if (rc == EB_OK && verdict > 0)
-		rc = EB_EVERIFY;
-free_ctx:
-	for (k = 0; x.per != NULL && k < x.n; k++)
-		eb_checks_free(&x.per[k]);
-	free(x.per);
-	free(x.all);
-	free(x.names);
-	free(x.grid);
-	eb_checks_free(&mine);
-	return rc;
+	if (x == NULL)
+		return EB_ENOMEM;
+	c->priv = x;
+	*x = (struct dctx){.o = c->o, .d = c->own, .boot = c->boot, .n = c->nranks, .me = c->rank};
+	x->single = eb_boot_single_host(c->boot, eb_doctor_deadline(x));
+	if (x->single < 0)
+		return x->single;
+	x->all = calloc((size_t)x->n, sizeof(*x->all));
+	x->per = calloc((size_t)x->n, sizeof(*x->per));
+	if (x->all == NULL || x->per == NULL)
+		return EB_ENOMEM;
+	rc = check(x);
+	if (rc != EB_OK || x->d->dry_run)
+		return rc;
+	if (x->d->no_measure)
+		snprintf(x->skip, sizeof(x->skip), "not measured (--no-measure)");
+	else if (x->n < 2)
+		snprintf(x->skip, sizeof(x->skip), "not measured: one rank has no peer");
+	else if (x->nch > 0 && (rc = eb_doctor_open(x)) == EB_OK)
+		c->e = &x->e;
+	return rc == EB_OK ? gather_checks(x, &x->mine) : rc;
+}
+
+static void doctor_teardown(struct eb_ctx *c)
+{
+	struct dctx *x = c->priv;
+	int k;
+
+	if (x == NULL)
+		return;
+	eb_doctor_close(x, c->failed);
+	c->e = NULL;
+	for (k = 0; x->per != NULL && k < x->n; k++)
+		eb_checks_free(&x->per[k]);
+	free(x->per);
+	free(x->all);
+	free(x->names);
+	eb_checks_free(&x->mine);
+	free(x);
+	c->priv = NULL;
+}
+
+/* The NICs in tournament rounds: the pair cells' points, on the agreed NICs. */
+static int doctor_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
+{
+	struct dctx *x = c->priv;
+
+	(void)max;
+	if (x->pairs == NULL)
+		return 0;
+	x->t0 = eb_now_ns();
+	return eb_pairs_plan(x->pairs, row, pts, 1, x->d->iters, 20);
+}
+
+static void doctor_turn(struct eb_ctx *c)
+{
+	eb_pairs_turn(c, ((struct dctx *)c->priv)->pairs);
+}
+
+static int doctor_prepare(struct eb_ctx *c)
+{
+	return eb_pairs_prepare(c, ((struct dctx *)c->priv)->pairs);
+}
+
+static int doctor_iter(struct eb_ctx *c, long i)
+{
+	(void)i;
+	return eb_pairs_iter(c, ((struct dctx *)c->priv)->pairs);
+}
+
+static int doctor_verify(struct eb_ctx *c, uint64_t *wrong)
+{
+	return eb_pairs_verify(c, ((struct dctx *)c->priv)->pairs, wrong);
+}
+
+static void doctor_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			  struct eb_rec *r)
+{
+	struct dctx *x = c->priv;
+
+	eb_pairs_collect(x->pairs, m);
+	x->grid = x->pairs->grid;
+	x->elapsed_s = (double)(eb_now_ns() - x->t0) * 1e-9;
+	(void)s;
+	(void)r;
+}
+
+static void doctor_facts(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	const struct dctx *x = c->priv;
+
+	s->no_footer = 1;
+	s->plan_only = x->d->dry_run;
+	if (x->d->dry_run)
+		eb_doctor_plan(x, s);
+}
+
+/* Rank 0: every rank's checks, the NICs compared and judged, a line each. */
+static int doctor_close(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	struct dctx *x = c->priv;
+
+	if (x->d->dry_run)
+		return EB_OK;
+	eb_doctor_compare_nics(x);
+	if (x->grid != NULL)
+		eb_doctor_judge(x);
+	return eb_doctor_report(x, s);
 }
 
 /* Ranks to start on this host: --np, else 2; no fabric check first (that is doctor's job). */
@@ -223,7 +248,18 @@ static const struct eb_opt doctor_opts[] = {
 };
 
 /* It opens its own engine once the ranks agree on the NICs worth measuring. */
-static const struct eb_bench doctor_bench = {.drive = doctor_drive};
+static const struct eb_bench doctor_bench = {
+    .plan = doctor_plan,
+    .setup = doctor_setup,
+    .teardown = doctor_teardown,
+    .turn = doctor_turn,
+    .prepare = doctor_prepare,
+    .iter = doctor_iter,
+    .verify = doctor_verify,
+    .facts = doctor_facts,
+    .record = doctor_record,
+    .close = doctor_close,
+};
 
 const struct eb_cmd eb_cmd_doctor = {
     .name = "doctor",

@@ -5,7 +5,7 @@
 
 #include "checks.h"
 #include "efabench/boot.h"
-#include "report/matrix_view.h"
+#include "bench/pairs/pairs.h"
 
 #include <stdint.h>
 
@@ -27,6 +27,7 @@ struct dctx {
 	const struct dopts *d;
 	struct eb_boot *boot;
 	int n, me, single;
+	struct eb_checks mine; /* this rank's host and GPU checks */
 	struct summary *all;
 	char prov[32];
 	char nics[512];		 /* the --nics list to measure ("" without --nics) */
@@ -34,8 +35,12 @@ struct dctx {
 	char skip[200];		 /* why nothing was measured */
 	char left[200];		 /* NICs left out: unusable on some rank */
 	struct chan_name *names; /* [rank][chan] */
-	struct eb_cell *grid;	 /* [(chan * n + src) * n + dst] */
+	struct eb_engine e;	 /* on the agreed NICs, while measuring */
+	int opened;
+	struct eb_pairs *pairs;
+	const struct eb_cell *grid; /* rank 0: [(chan * n + src) * n + dst], once measured */
 	int rounds;
+	uint64_t t0;
 	double elapsed_s;
 	struct eb_checks *per; /* rank 0: every rank's checks */
 };
@@ -43,11 +48,17 @@ struct dctx {
 uint64_t eb_doctor_deadline(const struct dctx *x);
 /* The NICs every rank can use: by name with --nics, else the fewest any rank has. */
 void eb_doctor_agree(struct dctx *x);
-/* Tournament rounds on the agreed NICs; every rank gets the grid and everyone's names. */
-int eb_doctor_measure(struct dctx *x);
+/* An engine on the agreed NICs, every rank's names of them, and the pair cells to measure
+ * them in tournament rounds (collective). */
+int eb_doctor_open(struct dctx *x);
+void eb_doctor_close(struct dctx *x, int failed);
 /* Rank 0: blame a NIC slow with every peer, warn of one slow with some. */
 void eb_doctor_judge(struct dctx *x);
 /* Rank 0: hosts with fewer usable NICs than the most any host has. */
 void eb_doctor_compare_nics(struct dctx *x);
+/* Rank 0: the plan (--dry-run), and every check's line, the tally and the records; the
+ * report returns EB_EVERIFY when a check failed. */
+void eb_doctor_plan(const struct dctx *x, struct eb_sheet *s);
+int eb_doctor_report(const struct dctx *x, struct eb_sheet *s);
 
 #endif

@@ -2,10 +2,8 @@
  * travel through the bootstrap, and an initiating GPU copies into (write) or out of (read) a
  * peer's buffer with the copy engine or a kernel of a swept launch shape. The GPU that
  * receives the data checks every byte of it. */
-#include "ipc_opts.h"
-#include "ipc_run.h"
+#include "ipc_links.h"
 #include "harness/bench.h"
-#include "harness/loop.h"
 #include "efabench/boot.h"
 #include "efabench/pattern.h"
 #include "efabench/pattern_mix.h"
@@ -34,10 +32,13 @@ static int ipc_probe(const struct eb_opts *o)
 	return -2;
 }
 
-static int ipc_drive(struct eb_ctx *c)
+static int ipc_refuse(struct eb_ctx *c)
 {
 	return ipc_probe(c->o) == -2 ? EB_EINVAL : EB_ENOTSUP;
 }
+
+/* Nothing to measure without CUDA: the probe refuses before any rank starts. */
+static const struct eb_bench ipc_bench = {.drive = ipc_refuse};
 #else
 
 struct ginfo {
@@ -86,128 +87,101 @@ static void close_peers(struct ipc_ctx *c)
 {
 	int r;
 
-	for (r = 0; r < c->n; r++)
+	for (r = 0; c->peer != NULL && r < c->n; r++)
 		if (c->peer[r] != NULL)
 			eb_ik_unimport(c->peer[r]);
 }
 
-static int alloc_report(struct ipc_ctx *c)
+static void ipc_teardown(struct eb_ctx *ctx)
 {
-	struct ipc_report *r = &c->rep;
-	size_t nsw = (size_t)IPC_NDIRS * c->o->nsizes;
-	int links = 0;
-	double gbs = 0;
+	struct ipc_ctx *c = ctx->priv;
 
-	r->sizes = c->o->sizes;
-	r->nsizes = c->o->nsizes;
-	r->warmup = c->o->warmup;
-	r->iters = c->o->iters;
-	r->check = c->o->check;
-	r->csv = c->o->csv;
-	r->json = c->o->json;
-	r->pairs = c->io->pairs;
-	r->dirs = c->io->dirs;
-	r->no_gate = c->io->no_gate;
-	r->tma_chunk = c->io->tma_chunk;
-	r->tma_stages = c->io->tma_stages;
-	r->launcher = c->boot->ops->name;
-	r->nranks = c->n;
-	snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", c->gpu.name);
-	r->sms = c->gpu.sms;
-	r->shapes = c->shapes;
-	r->nshapes = c->nshapes;
-	r->sweep = calloc(nsw * (size_t)c->nshapes, sizeof(*r->sweep));
-	r->sum = calloc(nsw, sizeof(*r->sum));
-	if (r->sweep == NULL || r->sum == NULL)
-		return EB_ENOMEM;
-	if (eb_nvlink_peak(c->gpu.pci, &links, &gbs) == EB_OK && links > 0) {
-		r->links = links;
-		r->link_gbs = gbs;
-		r->peak_gbs = links * gbs;
-		r->peak_from = "NVML";
-	} else if (c->io->link_gbps > 0) {
-		r->peak_gbs = c->io->link_gbps / 8;
-		r->peak_from = "--link-gbps";
-	}
-	return EB_OK;
+	if (c == NULL)
+		return;
+	close_peers(c);
+	eb_ik_timer_destroy(c->timer);
+	eb_ik_free(c->exp);
+	eb_ik_free(c->loc);
+	eb_rec_free(&c->row);
+	free(c->ordinal);
+	free(c->peer);
+	free(c->scratch);
+	free(c);
+	ctx->priv = NULL;
 }
 
-static void free_report(struct ipc_ctx *c)
+static void add_shape(struct ipc_ctx *c, int method, int grid, int block)
 {
-	size_t i, nsw = (size_t)IPC_NDIRS * c->o->nsizes;
+	struct ipc_shape *s = &c->shapes[c->nshapes++];
 
-	for (i = 0; c->rep.sweep != NULL && i < nsw * (size_t)c->nshapes; i++)
-		free(c->rep.sweep[i].groups);
-	for (i = 0; c->rep.sum != NULL && i < nsw; i++) {
-		free(c->rep.sum[i].ce.groups);
-		free(c->rep.sum[i].best.groups);
-	}
-	free(c->rep.sweep);
-	free(c->rep.sum);
+	s->method = method;
+	s->grid = grid;
+	s->block = block;
+	if (method == EB_IK_CE)
+		snprintf(s->name, sizeof(s->name), "CE");
+	else if (method == EB_IK_ST)
+		snprintf(s->name, sizeof(s->name), "st %dx%d", grid, block);
+	else
+		snprintf(s->name, sizeof(s->name), "tma %d", grid);
 }
 
-static int ipc_drive(struct eb_ctx *ctx)
+/* The launch shapes --methods, --grid and --block ask for. */
+static void build_shapes(struct ipc_ctx *c)
 {
-	struct eb_boot *boot = ctx->boot;
+	const struct ipc_opts *io = c->io;
+	int g, b;
+
+	if (io->methods & (1u << EB_IK_CE))
+		add_shape(c, EB_IK_CE, 0, 0);
+	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_ST)); g++)
+		for (b = 0; b < io->blocks.n; b++)
+			add_shape(c, EB_IK_ST, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms,
+				  io->blocks.v[b]);
+	for (g = 0; g < io->grids.n && (io->methods & (1u << EB_IK_TMA)); g++)
+		add_shape(c, EB_IK_TMA, io->grids.v[g] ? io->grids.v[g] : c->gpu.sms, 32);
+}
+
+/* This rank's GPU, its exported and private buffers, the timer, and every peer's buffer
+ * mapped here. */
+static int ipc_setup(struct eb_ctx *ctx)
+{
 	const struct eb_opts *o = ctx->o;
-	const struct ipc_opts *io = o->own;
-	struct ipc_ctx c = {.o = o, .io = io, .boot = boot, .rank = boot->rank, .n = boot->size};
-	int64_t worst;
-	size_t region;
+	const struct ipc_opts *io = ctx->own;
 	long nsamples = o->iters > o->warmup ? o->iters : o->warmup;
-	int gpu = boot->local_rank, rc;
+	struct ipc_ctx *c = calloc(1, sizeof(*c));
+	size_t region;
+	int rc;
 
-	eb_log_set_rank(boot->rank);
-	rc = eb_ik_use(gpu, &c.gpu);
+	if (c == NULL)
+		return EB_ENOMEM;
+	ctx->priv = c;
+	*c = (struct ipc_ctx){.o = o,
+			      .io = io,
+			      .boot = ctx->boot,
+			      .rank = ctx->rank,
+			      .n = ctx->nranks,
+			      .table_dir = -1};
+	rc = eb_ik_use(ctx->boot->local_rank, &c->gpu);
 	if (rc != EB_OK)
 		return rc;
 	/* Slots start on 4 KiB boundaries, which the bulk copies' 16-byte alignment needs. */
-	c.nslots = io->pairs == IPC_ALL ? c.n - 1 : 1;
-	c.stride = (o->end + 4095) / 4096 * 4096;
-	c.flags_off = c.stride * (size_t)c.nslots;
-	region = c.flags_off + 4096;
-	c.ordinal = calloc((size_t)c.n, sizeof(*c.ordinal));
-	c.peer = calloc((size_t)c.n, sizeof(*c.peer));
-	c.samples = calloc((size_t)(nsamples > MAX_BATCH ? nsamples : MAX_BATCH), sizeof(double));
-	if (c.ordinal == NULL || c.peer == NULL || c.samples == NULL) {
-		rc = EB_ENOMEM;
-		goto free_host;
-	}
-	ipc_build_shapes(&c);
-	c.exp = eb_ik_alloc(region);
-	c.loc = eb_ik_alloc(c.flags_off);
-	if (c.exp == NULL || c.loc == NULL) {
-		rc = EB_ENOMEM;
-		goto free_dev;
-	}
-	rc = eb_ik_timer_create(&c.timer, c.nslots, MAX_BATCH, !c.io->no_gate);
-	if (rc != EB_OK)
-		goto free_dev;
-	rc = exchange(&c);
-	if (rc == EB_OK && c.rank == 0)
-		rc = alloc_report(&c);
-	if (rc == EB_OK)
-		rc = ipc_run_all(&c);
-	/* Any other failure ends this rank now: the launcher tells the others which rank it
-	 * lost. A wrong payload is known on rank 0 alone, so every rank agrees on it first. */
-	if (rc == EB_OK || rc == EB_EVERIFY) {
-		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, ipc_deadline(&c)) == EB_OK)
-			rc = (int)worst;
-		/* Peers may still read this rank's buffer until everyone is done with it. */
-		if (ipc_barrier(&c) != EB_OK && rc == EB_OK)
-			rc = EB_EPEER;
-	}
-	close_peers(&c);
-	free_report(&c);
-	eb_ik_timer_destroy(c.timer);
-free_dev:
-	eb_ik_free(c.exp);
-	eb_ik_free(c.loc);
-free_host:
-	free(c.ordinal);
-	free(c.peer);
-	free(c.samples);
-	return rc;
+	c->nslots = io->pairs == IPC_ALL ? c->n - 1 : 1;
+	c->stride = (o->end + 4095) / 4096 * 4096;
+	c->flags_off = c->stride * (size_t)c->nslots;
+	region = c->flags_off + 4096;
+	c->ordinal = calloc((size_t)c->n, sizeof(*c->ordinal));
+	c->peer = calloc((size_t)c->n, sizeof(*c->peer));
+	c->scratch = calloc((size_t)(nsamples > MAX_BATCH ? nsamples : MAX_BATCH), sizeof(double));
+	if (c->ordinal == NULL || c->peer == NULL || c->scratch == NULL)
+		return EB_ENOMEM;
+	build_shapes(c);
+	ipc_peak(c);
+	c->exp = eb_ik_alloc(region);
+	c->loc = eb_ik_alloc(c->flags_off);
+	if (c->exp == NULL || c->loc == NULL)
+		return EB_ENOMEM;
+	rc = eb_ik_timer_create(&c->timer, c->nslots, MAX_BATCH, !io->no_gate);
+	return rc == EB_OK ? exchange(c) : rc;
 }
 
 struct probe_result {
@@ -332,7 +306,20 @@ static const struct eb_opt ipc_opts[] = {
      "so a gate would wait for its deadline"},
 };
 
-static const struct eb_bench ipc_bench = {.drive = ipc_drive};
+#ifdef EB_HAVE_CUDA
+static const struct eb_bench ipc_bench = {
+    .plan = ipc_plan,
+    .setup = ipc_setup,
+    .teardown = ipc_teardown,
+    .turn = ipc_turn,
+    .prepare = ipc_prepare_hook,
+    .run = ipc_run,
+    .verify = ipc_verify_hook,
+    .facts = ipc_facts,
+    .record = ipc_record,
+    .close = ipc_close,
+};
+#endif
 
 const struct eb_cmd eb_cmd_ipc = {
     .name = "ipc",

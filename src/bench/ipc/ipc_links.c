@@ -8,6 +8,11 @@
 #include "core/log.h"
 #include "mem/mem_kernels.h"
 
+const char *ipc_dir_name(int dir)
+{
+	return dir == IPC_WRITE ? "write" : "read";
+}
+
 uint64_t ipc_deadline(const struct ipc_ctx *c)
 {
 	return eb_deadline(c->o->fab.timeout_s);

@@ -3,8 +3,7 @@
  * tournament of disjoint pairs (pairs.h). Rank 0 prints a matrix per channel, the minimum and
  * median per host and per NIC, and the cells below --flag x their channel's typical rate or below
  * --expect Gbps. */
-#include "harness/bench.h"
-#include "bench/pairs/pairs.h"
+#include "matrix.h"
 #include "efabench/status.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -12,83 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mopts {
-	uint64_t size;
-	long iters, warm, lat_iters;
-	double flag, expect;
-	int dry_run;
-	int per; /* enum per */
-};
-
-/* Who measures: every rank when they share a host, else one per host; or every rank with its
- * GPU's nearest NICs. */
-enum per { PER_AUTO, PER_HOST, PER_GPU };
-
-struct host {
-	char name[64];
-};
-
-struct mctx {
-	const struct eb_opts *o;
-	const struct mopts *mo;
-	struct eb_engine *e;
-	int n, nch, rounds;
-	int *mem, nm;	 /* the ranks that measure (all, or the first of each host) */
-	double *typical; /* [chan]: eb_pairs_typical of the gathered grid (rank 0) */
-	struct host *hosts;
-	double elapsed_s, cell_s; /* rank 0: the whole schedule; the sum of its phases' cells */
-	const char **host, *nics[64];
-	int *partner;
-};
-
-/* What the report layer prints: names resolved, the schedule spelled out for --dry-run. */
-static int view(struct mctx *m, const struct eb_cell *grid, struct eb_matrix_view *v)
-{
-	int r, k;
-
-	m->host = calloc((size_t)m->n, sizeof(*m->host));
-	if (m->mo->dry_run)
-		m->partner = calloc((size_t)m->rounds * (size_t)m->nm, sizeof(*m->partner));
-	if (m->host == NULL || (m->mo->dry_run && m->partner == NULL))
-		return EB_ENOMEM;
-	for (r = 0; r < m->n; r++)
-		m->host[r] = m->hosts[r].name;
-	for (k = 0; k < m->nch && k < 64; k++)
-		m->nics[k] = m->e->chan[k].nic.domain;
-	for (r = 0; m->partner != NULL && r < m->rounds; r++)
-		for (k = 0; k < m->nm; k++)
-			m->partner[r * m->nm + k] = eb_pairs_partner(m->nm, r, k);
-	*v = (struct eb_matrix_view){
-	    .n = m->n,
-	    .nm = m->nm,
-	    .mem = m->mem,
-	    .host = m->host,
-	    .nch = m->nch < 64 ? m->nch : 64,
-	    .nics = m->nics,
-	    .rounds = m->rounds,
-	    .partner = m->partner,
-	    .warm = m->mo->warm,
-	    .iters = m->mo->iters,
-	    .lat_iters = m->mo->lat_iters,
-	    .size = m->mo->size,
-	    .flag = m->mo->flag,
-	    .expect = m->mo->expect,
-	    .per = m->mo->per == PER_GPU ? "gpu"
-		   : m->nm < m->n	 ? "host"
-					 : "rank",
-	    .grid = grid,
-	    .typical = m->typical,
-	    .elapsed_s = m->elapsed_s,
-	    .cells_s = m->cell_s,
-	    .csv = m->o->csv,
-	    .json = m->o->json,
-	};
-	return EB_OK;
-}
-
 /* Every rank (--per gpu, or all on one host), or the first rank of each host. Every rank
  * decides alike from the gathered host names. */
-static int choose_members(struct mctx *m)
+static int choose_members(const struct eb_ctx *c, struct mstate *m)
 {
 	int r, q, hosts = 0;
 
@@ -107,104 +32,156 @@ static int choose_members(struct mctx *m)
 			m->mem[m->nm++] = r;
 	}
 	if (m->nm < 2) {
-		if (m->e->rank == 0)
+		if (c->rank == 0)
 			eb_err("--per host: all %d ranks run on %s, so no two hosts make a pair "
-			       "(--per "
-			       "gpu measures every rank)",
+			       "(--per gpu measures every rank)",
 			       m->n, m->hosts[0].name);
 		return EB_EINVAL;
 	}
 	return EB_OK;
 }
 
-static int matrix_drive(struct eb_ctx *c)
+static int matrix_setup(struct eb_ctx *c)
 {
-	struct eb_boot *boot = c->boot;
-	const struct eb_opts *o = c->o;
-	const struct mopts *mo = o->own;
-	struct mctx m = {.o = o, .mo = mo, .n = boot->size};
+	const struct mopts *mo = c->own;
+	struct mstate *m = calloc(1, sizeof(*m));
 	struct host me;
-	struct eb_pairs *pairs = NULL;
-	struct eb_cell *grid = NULL, *mine = NULL;
-	struct eb_pairs_plan plan;
-	struct eb_matrix_view v;
-	uint64_t wrong = 0;
-	int rc, i;
+	int rc;
 
-	if (boot->size < 2) {
-		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", boot->size);
+	if (m == NULL)
+		return EB_ENOMEM;
+	c->priv = m;
+	*m = (struct mstate){.mo = mo, .n = c->nranks, .nch = c->e->nchan};
+	if (c->nranks < 2) {
+		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", c->nranks);
 		return EB_EINVAL;
 	}
-	m.e = c->e;
-	m.nch = c->e->nchan;
-	m.hosts = calloc((size_t)m.n, sizeof(*m.hosts));
-	m.mem = calloc((size_t)m.n, sizeof(*m.mem));
-	if (m.hosts == NULL || m.mem == NULL) {
-		rc = EB_ENOMEM;
-		goto free_tables;
-	}
+	m->hosts = calloc((size_t)m->n, sizeof(*m->hosts));
+	m->mem = calloc((size_t)m->n, sizeof(*m->mem));
+	if (m->hosts == NULL || m->mem == NULL)
+		return EB_ENOMEM;
 	eb_host_name(me.name, sizeof(me.name));
-	rc = eb_boot_allgather(boot, &me, m.hosts, sizeof(me), eb_engine_deadline(c->e));
+	rc = eb_boot_allgather(c->boot, &me, m->hosts, sizeof(me), eb_engine_deadline(c->e));
 	if (rc == EB_OK)
-		rc = choose_members(&m);
+		rc = choose_members(c, m);
 	if (rc != EB_OK)
-		goto free_tables;
-	m.rounds = eb_pairs_rounds(m.nm);
-	if (boot->rank == 0) {
-		rc = view(&m, NULL, &v);
-		if (rc != EB_OK)
-			goto free_tables;
-		eb_matrix_plan(&v);
-	}
+		return rc;
+	m->rounds = eb_pairs_rounds(m->nm);
 	if (mo->dry_run)
-		goto free_tables;
-	rc = eb_pairs_open(&pairs, c->e, (size_t)mo->size, (enum eb_mem_kind)o->mem, c->chunk,
-			   c->window);
-	plan = (struct eb_pairs_plan){.rounds = m.rounds,
-				      .warm = mo->warm,
-				      .iters = mo->iters,
-				      .lat_iters = mo->lat_iters,
-				      .timeout_s = o->fab.timeout_s,
-				      .name = o->quiet ? NULL : "matrix",
-				      .members = m.mem,
-				      .nmembers = m.nm};
-	if (rc == EB_OK)
-		rc = eb_pairs_run(pairs, &plan, &mine, &m.elapsed_s);
-	if (rc == EB_OK)
-		rc = eb_pairs_gather(pairs, &plan, mine, &grid, &m.cell_s);
-	if (rc == EB_OK && boot->rank == 0 &&
-	    (m.typical = calloc((size_t)m.nch, sizeof(*m.typical))) == NULL)
-		rc = EB_ENOMEM;
-	if (rc == EB_OK && boot->rank == 0) {
-		for (i = 0; i < m.nch; i++)
-			m.typical[i] = eb_pairs_typical(grid, m.n, i);
-		v.grid = grid;
-		v.typical = m.typical;
-		v.elapsed_s = m.elapsed_s;
-		v.cells_s = m.cell_s;
-		rc = eb_matrix_report(&v, &wrong);
-		if (rc == EB_OK && wrong > 0)
-			rc = EB_EVERIFY;
-	}
-	/* Every rank leaves with rank 0's verdict. */
-	if (rc == EB_OK || rc == EB_EVERIFY) {
-		int64_t worst;
+		return EB_OK;
+	return eb_pairs_open(&m->pairs, c->e, (size_t)mo->size, (enum eb_mem_kind)c->o->mem,
+			     c->chunk, c->window, m->mem, m->nm, m->rounds);
+}
 
-		if (eb_boot_allreduce(boot, rc, EB_MIN, &worst, eb_engine_deadline(c->e)) == EB_OK)
-			rc = (int)worst;
+static void matrix_teardown(struct eb_ctx *c)
+{
+	struct mstate *m = c->priv;
+
+	if (m == NULL)
+		return;
+	eb_pairs_close(m->pairs);
+	free(m->mem);
+	free(m->hosts);
+	free(m);
+	c->priv = NULL;
+}
+
+static int matrix_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
+{
+	struct mstate *m = c->priv;
+
+	(void)max;
+	if (m->pairs == NULL)
+		return 0;
+	m->t0 = eb_now_ns();
+	return eb_pairs_plan(m->pairs, row, pts, m->mo->warm, m->mo->iters, m->mo->lat_iters);
+}
+
+static void matrix_turn(struct eb_ctx *c)
+{
+	eb_pairs_turn(c, ((struct mstate *)c->priv)->pairs);
+}
+
+static int matrix_prepare(struct eb_ctx *c)
+{
+	return eb_pairs_prepare(c, ((struct mstate *)c->priv)->pairs);
+}
+
+static int matrix_iter(struct eb_ctx *c, long i)
+{
+	(void)i;
+	return eb_pairs_iter(c, ((struct mstate *)c->priv)->pairs);
+}
+
+static int matrix_verify(struct eb_ctx *c, uint64_t *wrong)
+{
+	return eb_pairs_verify(c, ((struct mstate *)c->priv)->pairs, wrong);
+}
+
+/* Rank 0: the cells into the grid; their records come once the typical rates are known. */
+static void matrix_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			  struct eb_rec *r)
+{
+	struct mstate *st = c->priv;
+
+	eb_pairs_collect(st->pairs, m);
+	st->elapsed_s = (double)(eb_now_ns() - st->t0) * 1e-9;
+	(void)s;
+	(void)r;
+}
+
+/* The plan: who measures, the schedule, each round's pairs on a dry run. */
+static void matrix_facts(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	const struct mstate *m = c->priv;
+	const struct mopts *mo = m->mo;
+	const char *nics[64], *hosts[256];
+	int r, k, nch = m->nch < 64 ? m->nch : 64;
+
+	for (k = 0; k < nch; k++)
+		nics[k] = c->e->chan[k].nic.domain;
+	for (r = 0; r < m->n && r < 256; r++)
+		hosts[r] = m->hosts[r].name;
+	eb_head_fact(&s->head, NULL, "efabench matrix: %s", c->o->cmd->summary);
+	eb_fact_break(s);
+	eb_fact_int(s, "ranks", "ranks", m->n);
+	eb_fact_int(s, "measuring_ranks", "measuring", m->nm);
+	eb_fact_str(s, "per", "per", mo->per == PER_GPU ? "gpu" : m->nm < m->n ? "host" : "rank");
+	eb_fact_strs(s, "channel_nics", "channels on NICs", nics, nch);
+	eb_fact_strs(s, "hosts", NULL, hosts, r);
+	eb_fact_break(s);
+	eb_fact_int(s, "rounds", "rounds of disjoint pairs", m->rounds);
+	eb_fact_size(s, "size", "bytes per write", mo->size);
+	eb_fact_int(s, "iters", "timed writes per cell", mo->iters);
+	eb_head_fact(&s->head, "warm-up", "%ld", mo->warm);
+	eb_fact_int(s, "lat_iters", "8-byte writes per cell", mo->lat_iters);
+	eb_fact_num(s, "flag", "flag below", mo->flag, "%.2f x typical");
+	if (mo->expect > 0)
+		eb_fact_num(s, "expect_gbps", "or below", mo->expect, "%.2f Gbps");
+	else
+		eb_fact_null(s, "expect_gbps", NULL, NULL);
+	eb_fact_say(s, NULL,
+		    "%d rounds of disjoint pairs x %d channels x 2 directions; every "
+		    "write acknowledged, the last one checked byte for byte",
+		    m->rounds, m->nch);
+	for (r = 0; mo->dry_run && r < m->rounds; r++) {
+		char line[512];
+		size_t used = 0;
+
+		for (k = 0; k < m->nm && used < sizeof(line); k++) {
+			int p = eb_pairs_partner(m->nm, r, k);
+
+			if (p > k)
+				used += (size_t)snprintf(line + used, sizeof(line) - used,
+							 " %d<->%d", m->mem[k], m->mem[p]);
+			else if (p < 0)
+				used += (size_t)snprintf(line + used, sizeof(line) - used,
+							 " (%d sits out)", m->mem[k]);
+		}
+		eb_head_fact(&s->head, NULL, "round %d:%s", r, line);
+		eb_head_break(&s->head);
 	}
-	free(m.typical);
-	free(grid);
-	free(mine);
-	if (rc != EB_OK)
-		eb_engine_abandon(c->e);
-	eb_pairs_close(pairs);
-free_tables:
-	free(m.partner);
-	free(m.host);
-	free(m.mem);
-	free(m.hosts);
-	return rc;
+	s->plan_only = mo->dry_run;
 }
 
 static int matrix_finish(struct eb_opts *o, void *own)
@@ -251,7 +228,19 @@ static const struct eb_opt matrix_opts[] = {
      pers},
 };
 
-static const struct eb_bench matrix_bench = {.drive = matrix_drive, .uses = EB_USES_FABRIC};
+static const struct eb_bench matrix_bench = {
+    .uses = EB_USES_FABRIC,
+    .plan = matrix_plan,
+    .setup = matrix_setup,
+    .teardown = matrix_teardown,
+    .turn = matrix_turn,
+    .prepare = matrix_prepare,
+    .iter = matrix_iter,
+    .verify = matrix_verify,
+    .facts = matrix_facts,
+    .record = matrix_record,
+    .close = eb_matrix_close,
+};
 
 const struct eb_cmd eb_cmd_matrix = {
     .name = "matrix",

@@ -172,21 +172,23 @@ static uint64_t check_outputs(struct eb_ctx *c, struct mstate *st, const char *i
 	return wrong;
 }
 
-uint64_t eb_moe_verify(struct eb_ctx *c)
+int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong)
 {
 	struct mstate *st = c->priv;
 	const struct eb_moe_plan *pl = &st->plan;
 	const char *img = image(st, &st->dst);
-	uint64_t wrong = 0, sums = st->wrong_sums;
+	uint64_t bad = 0, sums = st->wrong_sums;
+	int rc = pull(st, &st->dst, 0, pl->dst_len);
 
-	if (pull(st, &st->dst, 0, pl->dst_len) != EB_OK)
-		return (uint64_t)(pl->dst_len / 8 + 1); /* unreadable: every word counts */
+	if (rc != EB_OK)
+		return rc;
 	if (st->phase != PH_COMBINE)
-		wrong += check_tokens(c, st, img);
+		bad += check_tokens(c, st, img);
 	if (st->phase != PH_DISPATCH)
-		wrong += check_outputs(c, st, img);
-	st->wrong_tokens += wrong;
-	return wrong + (st->wrong_sums - sums);
+		bad += check_outputs(c, st, img);
+	st->wrong_tokens += bad;
+	*wrong += bad + (st->wrong_sums - sums);
+	return EB_OK;
 }
 
 void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len)

@@ -89,8 +89,10 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		writes = a2av_writes(st, c->nranks) * (ph == PH_PAIR ? 2 : 1);
 	eb_rec_num(r, "writes", writes);
 	eb_rec_num(r, "mwrites_per_s", slow50 > 0 ? writes / slow50 / 1e6 : 0.0);
-	eb_rec_int(r, "producers", init == INIT_A2AV ? 0 : init == INIT_GPU ? st->blocks
-							     : eb_moe_cpu_producers(st));
+	eb_rec_int(r, "producers",
+		   init == INIT_A2AV  ? 0
+		   : init == INIT_GPU ? st->blocks
+				      : eb_moe_cpu_producers(st));
 	eb_rec_int(r, "wrong", (long long)m->wrong);
 	for (k = 0; k < m->ngroups; k++) {
 		struct eb_rec *it = eb_rec_item(r, "ranks");
@@ -152,8 +154,9 @@ static void fabric_facts(const struct eb_ctx *c, const struct mstate *st, struct
 	eb_fact_str(s, "registration", "registration",
 		    c->staged ? "staged" : eb_reg_path_name(c->path));
 	if (c->staged)
-		eb_head_fact(&s->head, "staged", "through pinned bounce buffers, copied inside "
-						 "each phase");
+		eb_head_fact(&s->head, "staged",
+			     "through pinned bounce buffers, copied inside "
+			     "each phase");
 	eb_fact_size(s, "chunk", "chunk", c->chunk);
 	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
 }

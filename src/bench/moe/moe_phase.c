@@ -22,8 +22,7 @@ static const char *const step_name[] = {"dispatch", "combine"};
 
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
-	uint64_t n =
-	    eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
+	uint64_t n = eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
 
 	return n > 0 ? (int64_t)n : 1;
 }
@@ -274,10 +273,10 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	const struct eb_moe_moves *m = which ? &pl->combine : &pl->dispatch;
-	struct eb_engine *e = c->e;
-	int nch = e->nchan, k, ch, n = 0, nw = 0, rc = EB_OK;
+	int k, rc = EB_OK;
 
-	for (k = 1; k <= c->nranks; k++) {
+	eb_a2av_begin(&st->a2a);
+	for (k = 1; k <= c->nranks && rc == EB_OK; k++) {
 		int p = (c->rank + k) % c->nranks;
 		int64_t a = m->off[p], b = m->off[p + 1];
 		uint64_t bytes = b > a ? m->packed[b - 1] + m->len[b - 1] - m->packed[a] : 0;
@@ -285,8 +284,7 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 		    which ? (uint64_t)st->rt.nsel[(size_t)c->rank * (size_t)c->nranks + (size_t)p] *
 				pl->out_bytes
 			  : (uint64_t)pl->recv_from[p] * pl->tok_bytes;
-		struct eb_xfer *xs = &st->x[(size_t)p * (size_t)nch];
-		int armed, i;
+		struct eb_xfer *xs;
 
 		if (p == c->rank) { /* its own block, contiguous as every other: one copy */
 			if (bytes > 0)
@@ -294,29 +292,14 @@ static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
 						 eb_payload_nic(&st->src), m->packed[a], bytes);
 			continue;
 		}
-		armed = bytes == 0 ? 0
-				   : eb_layout_write(EB_LAYOUT_SPLIT, xs, nch, c->rank, p,
-						     eb_payload_at(&st->src, m->packed[a]), bytes,
-						     c->chunk, st->src.reg.mr,
-						     eb_region_key(&st->dst.reg, p, 0), m->dst[a],
-						     EB_IMM(c->rank, 0));
-		for (i = 0; i < armed; i++)
-			st->xs[n++] = &xs[i];
-		for (ch = 0; ch < nch && in > 0; ch++) {
-			uint64_t *want = &st->a2a_expect[(size_t)p * (size_t)nch + (size_t)ch];
-			uint64_t more =
-			    eb_layout_chunks(EB_LAYOUT_SPLIT, nch, p, c->rank, in, c->chunk, ch);
-
-			if (more == 0)
-				continue;
-			*want += more;
-			st->waits[nw++] =
-			    (struct eb_imm_wait){.peer = p, .chan = ch, .count = *want};
-		}
+		if (bytes > 0)
+			(void)eb_a2av_write(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p,
+					    eb_payload_at(&st->src, m->packed[a]), bytes,
+					    st->src.reg.mr, eb_region_key(&st->dst.reg, p, 0),
+					    m->dst[a], EB_IMM(c->rank, 0), &xs);
+		eb_a2av_expect(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p, in);
 	}
-	if (rc != EB_OK)
-		return rc;
-	return eb_xfer_wait_imm(e, st->xs, n, st->waits, nw, EB_DEADLINE_LAZY);
+	return rc != EB_OK ? rc : eb_a2av_wait(&st->a2a, EB_DEADLINE_LAZY);
 }
 
 /* --staged: tokens and outputs live in GPU memory and the fabric moves pinned bounce buffers;

@@ -67,7 +67,9 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 		/* Who spins beside this proxy thread decides how its waits poll: the rank, every
 		 * proxy and receiving thread of this initiator, and CPU producers. */
 		f.threads = 1 + st->npx +
-			    (gpu ? 0 : st->mo->producers > 0 ? st->mo->producers : st->nq);
+			    (gpu		     ? 0
+			     : st->mo->producers > 0 ? st->mo->producers
+						     : st->nq);
 		if (k > 0 && e0->nnics > 1) {
 			f.nics = e0->nics[k % e0->nnics].domain;
 			f.channels = 1;
@@ -128,22 +130,18 @@ static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
 
 static int alloc_state(struct eb_ctx *c, struct mstate *st)
 {
-	size_t n = (size_t)c->nranks, nx = n * (size_t)c->e->nchan;
+	size_t n = (size_t)c->nranks;
 	uint64_t big = st->plan.src_len > st->plan.dst_len ? st->plan.src_len : st->plan.dst_len;
 	size_t hidden = (size_t)st->plan.out_bytes / 2;
 
 	st->expect = calloc(2 * n, sizeof(*st->expect));
-	st->a2a_expect = calloc(nx, sizeof(*st->a2a_expect));
-	st->x = eb_xfers_new(c->e, (int)nx, c->window);
-	st->xs = calloc(nx, sizeof(*st->xs));
-	st->waits = calloc(nx, sizeof(*st->waits));
 	st->vals = calloc(hidden, sizeof(*st->vals));
 	st->sum = calloc(2 * hidden, sizeof(*st->sum));
 	st->tickets = calloc(tickets_of(c, st), sizeof(*st->tickets));
 	if (c->mem == EB_MEM_DEVICE)
 		st->host = malloc(big);
-	if (st->expect == NULL || st->a2a_expect == NULL || st->x == NULL || st->xs == NULL ||
-	    st->waits == NULL || st->vals == NULL || st->sum == NULL || st->tickets == NULL ||
+	if (eb_a2av_init(&st->a2a, c->e, c->nranks, c->chunk, c->window) != EB_OK ||
+	    st->expect == NULL || st->vals == NULL || st->sum == NULL || st->tickets == NULL ||
 	    (c->mem == EB_MEM_DEVICE && st->host == NULL)) {
 		eb_err("out of memory for moe's state");
 		return EB_ENOMEM;
@@ -321,15 +319,12 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 	}
 	eb_mk_free_tickets(st->tickets_dev);
 #endif
-	eb_xfers_free(st->x, c->nranks * c->e->nchan);
+	eb_a2av_fini(&st->a2a);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
 	eb_moe_plan_free(&st->plan);
 	eb_route_free(&st->rt);
 	free(st->expect);
-	free(st->a2a_expect);
-	free(st->xs);
-	free(st->waits);
 	free(st->host);
 	free(st->vals);
 	free(st->sum);

@@ -9,6 +9,7 @@
 #include "moe_plan.h"
 #include "moe_pool.h"
 #include "moe_route.h"
+#include "efabench/a2av.h"
 #include "efabench/proxy.h"
 #include "gpu/moe_work.h"
 #include "report/sheet.h"
@@ -61,19 +62,16 @@ struct mstate {
 	struct eb_moe_pool *pool;
 	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
 	int producers;			 /* of the current initiator */
-	uint64_t *expect;     /* [2][ranks] signal sums awaited per source (cumulative) */
-	uint64_t *a2a_expect; /* [ranks][nchan] chunks awaited by the baseline (cumulative) */
-	struct eb_xfer *x;    /* [ranks][nchan] the baseline's writes */
-	struct eb_xfer **xs;
-	struct eb_imm_wait *waits;
-	char *host;	/* a host copy of a region for checking GPU memory */
-	uint16_t *vals; /* an expert output as bf16, for filling and checking */
-	float *sum;	/* a token's combined sum */
-	int init;	/* the current initiator */
-	int phase;	/* the current timed phase */
+	uint64_t *expect;   /* [2][ranks] signal sums awaited per source (cumulative) */
+	struct eb_a2av a2a; /* the baseline's writes and what it awaits (cumulative) */
+	char *host;	    /* a host copy of a region for checking GPU memory */
+	uint16_t *vals;	    /* an expert output as bf16, for filling and checking */
+	float *sum;	    /* a token's combined sum */
+	int init;	    /* the current initiator */
+	int phase;	    /* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
-	uint64_t puts_mark;   /* the proxy threads' puts when the current point started */
-	double base[PH_N];    /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
+	uint64_t puts_mark; /* the proxy threads' puts when the current point started */
+	double base[PH_N];  /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
 };
 
 #define EB_MOE_NCOLS 11
@@ -123,7 +121,7 @@ struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstat
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
 /* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
 int eb_moe_prepare(struct eb_ctx *c);
-uint64_t eb_moe_verify(struct eb_ctx *c);
+int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong);
 /* Where a testing aid flips a byte: the tokens received, or the outputs come back (*len 0:
  * nothing arrives here). */
 void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len);

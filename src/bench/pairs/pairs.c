@@ -1,11 +1,7 @@
 #include "pairs.h"
-#include "harness/loop.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
-#include "efabench/xfer.h"
 #include "core/clock.h"
-#include "core/log.h"
-#include "report/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,104 +29,223 @@ int eb_pairs_partner(int n, int round, int rank)
 	return j < n ? j : -1; /* n odd: the fixed player is the one sitting out */
 }
 
-int eb_pairs_run(struct eb_pairs *p, const struct eb_pairs_plan *plan, struct eb_cell **mine,
-		 double *elapsed_s)
+void eb_pairs_close(struct eb_pairs *p)
+{
+	if (p == NULL)
+		return;
+	eb_xfer_fini(&p->data);
+	eb_xfer_fini(&p->small);
+	eb_xfer_fini(&p->tx);
+	eb_xfer_fini(&p->rx);
+	eb_region_close(&p->src);
+	eb_region_close(&p->dst);
+	eb_region_close(&p->ctl_reg);
+	free(p->ctl);
+	free(p->grid);
+	free(p);
+}
+
+static int open_bufs(struct eb_pairs *p, enum eb_mem_kind mem)
 {
 	struct eb_engine *e = p->e;
-	int r, ch, d, me = e->rank, nch = e->nchan, rc = EB_OK;
-	/* This rank's place among the members (-1: it sits out), and how many there are. */
-	int nm = plan->members != NULL ? plan->nmembers : e->size, j = plan->members ? -1 : me;
-	struct eb_cell *cells = calloc((size_t)plan->rounds * (size_t)nch * 2, sizeof(*cells));
-	uint64_t start = eb_now_ns();
-	struct eb_progress prog;
+	int nch = e->nchan, rc;
+	struct eb_mem m = {.kind = EB_MEM_HOST, .gpu = -1, .dmabuf_fd = -1};
 
-	if (cells == NULL) {
-		eb_err("out of memory for %d rounds of cells", plan->rounds);
-		return EB_ENOMEM;
-	}
-	eb_progress_start(&prog, plan->name != NULL && me == 0, plan->name, plan->rounds);
-	for (r = 0; plan->members != NULL && r < nm; r++)
-		j = plan->members[r] == me ? r : j;
-	for (r = 0; r < plan->rounds && rc == EB_OK; r++) {
-		int peer = j < 0 ? -1 : eb_pairs_partner(nm, r, j);
-		char step[32];
-
-		if (peer >= 0 && plan->members != NULL)
-			peer = plan->members[peer];
-		snprintf(step, sizeof(step), "round %d of %d", r + 1, plan->rounds);
-		eb_progress_step(&prog, step, 1);
-
-		for (ch = 0; ch < nch && rc == EB_OK; ch++)
-			for (d = 0; d < 2 && rc == EB_OK; d++) {
-				struct eb_cell *cell = &cells[(r * nch + ch) * 2 + d];
-
-				cell->status = 1; /* not taken part in */
-				/* Phases start together: a pair never shares a link with the
-				 * previous phase's stragglers. */
-				rc = eb_boot_barrier(e->boot, eb_engine_deadline(e));
-				if (rc != EB_OK || peer < 0)
-					continue;
-				rc = eb_pairs_cell(p, peer, (d == 0) == (me < peer), ch, plan->warm,
-						   plan->iters, plan->lat_iters, plan->timeout_s,
-						   cell);
-			}
-	}
-	eb_progress_clear(&prog);
+	p->ctl = calloc((size_t)nch * 2, sizeof(*p->ctl));
+	p->grid = calloc((size_t)nch * (size_t)p->n * (size_t)p->n, sizeof(*p->grid));
+	rc = p->ctl != NULL && p->grid != NULL ? EB_OK : EB_ENOMEM;
 	if (rc == EB_OK)
-		rc = eb_boot_barrier(e->boot, eb_engine_deadline(e));
-	*elapsed_s = (double)(eb_now_ns() - start) * 1e-9;
-	*mine = cells;
+		rc = eb_xfer_init(&p->data, e, p->window);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->small, e, 1);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->tx, e, 1);
+	if (rc == EB_OK)
+		rc = eb_xfer_init(&p->rx, e, 1);
+	if (rc == EB_OK)
+		rc =
+		    eb_region_alloc(&p->src, e, mem, p->size + 64, FI_WRITE, 0, "the pairs source");
+	if (rc == EB_OK)
+		rc = eb_region_alloc(&p->dst, e, mem, p->size + 64, FI_REMOTE_WRITE, 1,
+				     "the pairs target");
+	m.ptr = p->ctl;
+	m.len = (size_t)nch * 2 * sizeof(*p->ctl);
+	return rc == EB_OK ? eb_region_reg(&p->ctl_reg, e, &m, FI_SEND | FI_RECV, 0) : rc;
+}
+
+int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum eb_mem_kind mem,
+		  size_t chunk, int window, const int *members, int nmembers, int rounds)
+{
+	struct eb_pairs *p = calloc(1, sizeof(*p));
+	int k, rc;
+
+	if (p == NULL)
+		return EB_ENOMEM;
+	*p = (struct eb_pairs){.e = e,
+			       .size = size,
+			       .chunk = chunk,
+			       .window = window,
+			       .members = members,
+			       .nmembers = members ? nmembers : e->size,
+			       .rounds = rounds,
+			       .n = e->size,
+			       .me = members ? -1 : e->rank};
+	for (k = 0; members != NULL && k < nmembers; k++)
+		p->me = members[k] == e->rank ? k : p->me;
+	rc = open_bufs(p, mem);
+	if (rc != EB_OK) {
+		eb_pairs_close(p);
+		return rc;
+	}
+	*out = p;
+	return EB_OK;
+}
+
+int eb_pairs_plan(const struct eb_pairs *p, int row, struct eb_pt *pts, long warm, long iters,
+		  long lat_iters)
+{
+	int turns = p->rounds * p->e->nchan * 2;
+
+	if (row > 0 || turns == 0)
+		return 0;
+	pts[0] = (struct eb_pt){.size = p->size,
+				.var = 0,
+				.step = 0,
+				.turns = turns,
+				.warmup = warm,
+				.iters = iters,
+				.name = "write bandwidth"};
+	pts[1] = (struct eb_pt){.size = 8,
+				.var = 0,
+				.step = 1,
+				.turns = turns,
+				.iters = lat_iters,
+				.name = "8-byte write + ack"};
+	return 2;
+}
+
+/* Turn t is (round, channel, direction): in each the pairs of the round write one way; the
+ * lower rank of a pair writes in the first direction. */
+void eb_pairs_turn(struct eb_ctx *c, struct eb_pairs *p)
+{
+	int t = c->turn, nch = p->e->nchan, d = t % 2, round = t / 2 / nch, peer = -1;
+
+	p->chan = t / 2 % nch;
+	if (p->me >= 0)
+		peer = eb_pairs_partner(p->nmembers, round, p->me);
+	if (peer >= 0 && p->members != NULL)
+		peer = p->members[peer];
+	snprintf(c->label, sizeof(c->label), "round %d of %d (%s)", round + 1, p->rounds,
+		 c->pt->name);
+	c->peer = peer;
+	c->role = peer < 0			 ? EB_ROLE_IDLE
+		  : (d == 0) == (c->rank < peer) ? EB_ROLE_INIT
+						 : EB_ROLE_TARGET;
+}
+
+/* The bytes a point writes: [0, size) for bandwidth, the 8 after them for latency. */
+static size_t at(const struct eb_ctx *c, const struct eb_pairs *p)
+{
+	return c->pt->step == 0 ? 0 : p->size;
+}
+
+int eb_pairs_prepare(struct eb_ctx *c, struct eb_pairs *p)
+{
+	size_t len = c->pt->size;
+
+	if (c->role == EB_ROLE_INIT) {
+		struct eb_pattern pat = {(uint32_t)c->rank, (uint32_t)c->peer, c->epoch};
+
+		return eb_mem_fill(&p->src.mem, at(c, p), len, &pat, at(c, p));
+	}
+	if (c->role == EB_ROLE_TARGET) {
+		struct eb_pattern pat = {(uint32_t)c->peer, (uint32_t)c->rank, EB_EPOCH_POISON};
+
+		/* Every chunk of the last phase is here; none of the next left (a barrier
+		 * follows): count from what arrived. */
+		p->w = (struct eb_imm_wait){.peer = c->peer,
+					    .chan = p->chan,
+					    .count = eb_imm_count(p->e, c->peer, p->chan)};
+		p->chunks = eb_xfer_nchunks(len, c->pt->step == 0 ? p->chunk : 8);
+		return eb_mem_fill(&p->dst.mem, at(c, p), len, &pat, at(c, p));
+	}
+	return EB_OK;
+}
+
+/* The initiator: one write, then the target's acknowledgement; the target: every chunk of
+ * it arrived, then the acknowledgement. */
+int eb_pairs_iter(struct eb_ctx *c, struct eb_pairs *p)
+{
+	uint64_t deadline = eb_deadline(c->o->fab.timeout_s);
+	int ch = p->chan, rc;
+
+	if (c->role == EB_ROLE_INIT) {
+		const struct eb_rkey *k = eb_region_key(&p->dst, c->peer, ch);
+		struct eb_xfer *x = c->pt->step == 0 ? &p->data : &p->small, *both[2] = {&p->rx, x};
+
+		eb_xfer_recv(&p->rx, ch, c->peer, &p->ctl[2 * ch + 1], 8, 8,
+			     eb_region_desc(&p->ctl_reg, ch));
+		eb_xfer_write(x, ch, c->peer, (char *)p->src.mem.ptr + at(c, p), c->pt->size,
+			      c->pt->step == 0 ? p->chunk : 8, eb_region_desc(&p->src, ch),
+			      k->addr + at(c, p), k->key, EB_IMM(c->rank, 0));
+		return eb_xfer_wait(both, 2, deadline);
+	}
+	if (c->role != EB_ROLE_TARGET)
+		return EB_OK;
+	p->w.count += p->chunks;
+	rc = eb_xfer_wait_imm(p->e, NULL, 0, &p->w, 1, deadline);
+	if (rc == EB_OK) {
+		struct eb_xfer *x = &p->tx;
+
+		p->ctl[2 * ch] = (uint64_t)p->seq++;
+		eb_xfer_send(x, ch, c->peer, &p->ctl[2 * ch], 8, 8,
+			     eb_region_desc(&p->ctl_reg, ch));
+		rc = eb_xfer_wait(&x, 1, deadline);
+	}
 	return rc;
 }
 
-int eb_pairs_gather(struct eb_pairs *p, const struct eb_pairs_plan *plan,
-		    const struct eb_cell *mine, struct eb_cell **out, double *phases_s)
+/* The target checks every byte of the last write. */
+int eb_pairs_verify(struct eb_ctx *c, struct eb_pairs *p, uint64_t *wrong)
 {
-	size_t n = (size_t)p->e->size, nch = (size_t)p->e->nchan;
-	size_t per = (size_t)plan->rounds * nch * 2, i;
-	struct eb_cell *all = calloc(per * n, sizeof(*all));
-	struct eb_cell *grid = calloc(nch * n * n, sizeof(*grid));
-	double *slowest = calloc(per, sizeof(*slowest));
-	int rc = EB_ENOMEM;
+	struct eb_pattern pat = {(uint32_t)c->peer, (uint32_t)c->rank, c->epoch};
 
-	*phases_s = 0;
-	if (all == NULL || grid == NULL || slowest == NULL) {
-		eb_err("out of memory gathering %zu cells", per * n);
-		goto free_all;
-	}
-	rc = eb_boot_allgather(p->e->boot, mine, all, per * sizeof(*all), eb_engine_deadline(p->e));
-	for (i = 0; rc == EB_OK && i < per * n; i++) {
-		const struct eb_cell *c = &all[i];
-		struct eb_cell *g;
+	if (c->role == EB_ROLE_TARGET)
+		*wrong += eb_mem_check(&p->dst.mem, at(c, p), c->pt->size, &pat, at(c, p), NULL);
+	return EB_OK;
+}
 
-		if (c->status == 1)
-			continue;
-		/* A phase lasts as long as its slowest pair. */
-		if (c->secs > slowest[i % per])
-			slowest[i % per] = c->secs;
-		g = &grid[((size_t)c->chan * n + (size_t)c->src) * n + (size_t)c->dst];
-		if ((size_t)c->src == i / per) { /* the initiator's figures */
-			uint64_t w = g->wrong;
-			int32_t times = g->status > 0 ? g->status : 0;
+int eb_pairs_collect(struct eb_pairs *p, const struct eb_meas *m)
+{
+	int g, t, r, nch = p->e->nchan;
 
-			*g = *c;
-			g->wrong = w;
-			g->status = c->status == EB_OK ? times + 1 : c->status;
-		} else {
-			g->wrong = c->wrong; /* the target counted them */
-		}
+	for (g = 0; g < m->ngroups; g++) {
+		const struct eb_group *x = &m->groups[g];
+		int ch = x->turn / 2 % nch;
+		struct eb_cell *cell =
+		    &p->grid[((size_t)ch * (size_t)p->n + (size_t)x->rank) * (size_t)p->n +
+			     (size_t)x->peer];
+
+		cell->src = x->rank;
+		cell->dst = x->peer;
+		cell->chan = ch;
+		cell->measured = 1;
+		cell->wrong += m->rep[(size_t)x->turn * (size_t)p->n + (size_t)x->peer].wrong;
+		if (m->pt->step == 0)
+			cell->gbps = x->st.mean > 0 ? 8.0 * (double)p->size / x->st.mean / 1e9 : 0;
+		else
+			cell->lat_us = x->st.mean * 1e6;
 	}
-	for (i = 0; rc == EB_OK && i < per; i++)
-		*phases_s += slowest[i];
-	if (rc == EB_OK) {
-		*out = grid;
-		grid = NULL;
+	/* A turn lasts as long as its slowest pair. */
+	for (t = 0; t < m->turns; t++) {
+		double slowest = 0;
+
+		for (r = 0; r < p->n; r++)
+			if (m->rep[(size_t)t * (size_t)p->n + (size_t)r].secs > slowest)
+				slowest = m->rep[(size_t)t * (size_t)p->n + (size_t)r].secs;
+		p->cells_s += slowest;
 	}
-free_all:
-	free(slowest);
-	free(all);
-	free(grid);
-	return rc;
+	return EB_OK;
 }
 
 static int cmp_gbps(const void *a, const void *b)
@@ -152,7 +267,7 @@ double eb_pairs_typical(const struct eb_cell *grid, int n, int chan)
 			const struct eb_cell *c =
 			    &grid[((size_t)chan * (size_t)n + (size_t)a) * (size_t)n + (size_t)b];
 
-			if (a == b || c->status <= 0)
+			if (a == b || !c->measured)
 				continue;
 			best[a] = c->gbps > best[a] ? c->gbps : best[a];
 			best[b] = c->gbps > best[b] ? c->gbps : best[b];

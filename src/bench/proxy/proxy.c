@@ -195,7 +195,8 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 		    1);
 		add(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0, 0);
 		add(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 0, 4);
-		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8, EB_PT_PHASE_TIMED, 4);
+		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8, EB_PT_PHASE_TIMED,
+		    4);
 	} else if (po->mode == MODE_LAT) {
 		add(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0, 0);
 		add(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);

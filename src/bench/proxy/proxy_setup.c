@@ -163,13 +163,14 @@ int eb_px_prepare(struct eb_ctx *c)
 	return eb_payload_fill(c, &st->dst, 0, eb_px_span(c, st), &p);
 }
 
-uint64_t eb_px_verify(struct eb_ctx *c)
+int eb_px_verify(struct eb_ctx *c, uint64_t *wrong)
 {
 	struct pstate *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	return c->role == EB_ROLE_TARGET ? eb_payload_check(c, &st->dst, 0, eb_px_span(c, st), &p)
-					 : 0;
+	if (c->role == EB_ROLE_TARGET)
+		*wrong += eb_payload_check(c, &st->dst, 0, eb_px_span(c, st), &p);
+	return EB_OK;
 }
 
 const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off, size_t *len)

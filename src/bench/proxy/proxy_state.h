@@ -71,7 +71,7 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 int eb_px_setup(struct eb_ctx *c);
 void eb_px_teardown(struct eb_ctx *c);
 int eb_px_prepare(struct eb_ctx *c);
-uint64_t eb_px_verify(struct eb_ctx *c);
+int eb_px_verify(struct eb_ctx *c, uint64_t *wrong);
 const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off, size_t *len);
 /* A phase of CPU-initiated writes, either side (proxy_cpu.c). */
 int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples);

@@ -28,7 +28,7 @@ enum { Q_FLOOR, Q_LATENCY, Q_SHAPES };
 
 struct qstate {
 	struct qctx q;
-	struct tally t;	   /* the last run's */
+	struct tally t;	       /* the last run's */
 	_Atomic uint64_t *ack; /* latency: the echo */
 	double *rtt_ns;	       /* latency and floor: each round trip */
 	struct eb_stats flo;   /* rank 0: the floor's round trips, seconds */
@@ -69,8 +69,9 @@ static int queue_setup(struct eb_ctx *c)
 	rc = eb_q_alloc_flags(&st->q);
 	if (rc == EB_OK)
 		rc = eb_gpuq_create(&st->q.q, st->q.gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU,
-				    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED, (uint32_t)o->log2n,
-				    (uint32_t)o->batch, (uint64_t)(st->q.timeout_s * 1e9));
+				    o->managed ? EB_GPUQ_MANAGED : EB_GPUQ_PINNED,
+				    (uint32_t)o->log2n, (uint32_t)o->batch,
+				    (uint64_t)(st->q.timeout_s * 1e9));
 	return rc;
 }
 
@@ -93,15 +94,24 @@ static int queue_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	int i;
 
 	if (row == 0) {
-		pts[0] = (struct eb_pt){.var = Q_FLOOR, .turns = 1, .iters = o->lat_iters,
-					.flags = EB_PT_SELF_TIMED, .name = "floor"};
-		pts[1] = (struct eb_pt){.var = Q_LATENCY, .turns = 1, .iters = o->lat_iters,
-					.flags = EB_PT_SELF_TIMED, .name = "one producer"};
+		pts[0] = (struct eb_pt){.var = Q_FLOOR,
+					.turns = 1,
+					.iters = o->lat_iters,
+					.flags = EB_PT_SELF_TIMED,
+					.name = "floor"};
+		pts[1] = (struct eb_pt){.var = Q_LATENCY,
+					.turns = 1,
+					.iters = o->lat_iters,
+					.flags = EB_PT_SELF_TIMED,
+					.name = "one producer"};
 		return 2;
 	}
 	for (i = 0; row == 1 && i < o->nshapes && i < max; i++)
-		pts[i] = (struct eb_pt){.var = Q_SHAPES + i, .turns = 1, .iters = 1,
-					.flags = EB_PT_SELF_TIMED, .name = o->shapes[i].name};
+		pts[i] = (struct eb_pt){.var = Q_SHAPES + i,
+					.turns = 1,
+					.iters = 1,
+					.flags = EB_PT_SELF_TIMED,
+					.name = o->shapes[i].name};
 	return row == 1 ? i : 0;
 }
 
@@ -131,13 +141,15 @@ static int queue_run(struct eb_ctx *c, long n, double *samples, long *got)
 					(uint32_t)st->q.o->per, NULL, NULL, &st->t);
 	*got = c->pt->var < Q_SHAPES ? n : 1;
 	for (i = 0; rc == EB_OK && samples != NULL && i < *got; i++)
-		samples[i] = c->pt->var < Q_SHAPES ? st->rtt_ns[i] * 1e-9 : st->t.last_s - st->t.first_s;
+		samples[i] =
+		    c->pt->var < Q_SHAPES ? st->rtt_ns[i] * 1e-9 : st->t.last_s - st->t.first_s;
 	return rc;
 }
 
-static uint64_t queue_verify(struct eb_ctx *c)
+static int queue_verify(struct eb_ctx *c, uint64_t *wrong)
 {
-	return eb_q_tally_wrong(&((struct qstate *)c->priv)->t);
+	*wrong += eb_q_tally_wrong(&((struct qstate *)c->priv)->t);
+	return EB_OK;
 }
 
 /* Latency figures in microseconds. */
@@ -183,8 +195,9 @@ static void latency(const struct eb_meas *m, struct qstate *st, struct eb_sheet 
 	if (m->pt->var == Q_FLOOR) {
 		st->flo = m->all;
 		lat_obj(&s->doc.head, "floor_round_trip", &st->flo);
-		eb_fact_say(s, st->q.gpu ? "floor (ping-pong through mapped host memory)"
-					 : "floor (ping-pong through host memory)",
+		eb_fact_say(s,
+			    st->q.gpu ? "floor (ping-pong through mapped host memory)"
+				      : "floor (ping-pong through host memory)",
 			    "round trip p50 %.2f us, p99 %.2f us", st->flo.p50 * 1e6,
 			    st->flo.p99 * 1e6);
 		return;

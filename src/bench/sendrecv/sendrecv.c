@@ -163,15 +163,15 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 	return rc == EB_OK ? wait(c, st, 1, 0) : rc;
 }
 
-static uint64_t sendrecv_verify(struct eb_ctx *c)
+static int sendrecv_verify(struct eb_ctx *c, uint64_t *wrong)
 {
 	struct sendrecv_state *st = c->priv;
 	struct eb_pattern in = {
 	    .src = (uint32_t)c->peer, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	if (c->role == EB_ROLE_IDLE)
-		return 0;
-	return eb_payload_check(c, &st->in, 0, c->bytes, &in);
+	if (c->role != EB_ROLE_IDLE)
+		*wrong += eb_payload_check(c, &st->in, 0, c->bytes, &in);
+	return EB_OK;
 }
 
 static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off, size_t *len)

@@ -253,14 +253,14 @@ static int write_iter(struct eb_ctx *c, long i)
 	return EB_OK;
 }
 
-static uint64_t write_verify(struct eb_ctx *c)
+static int write_verify(struct eb_ctx *c, uint64_t *wrong)
 {
 	struct write_state *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	if (c->role != EB_ROLE_TARGET)
-		return 0;
-	return eb_payload_check(c, &st->dst, 0, span(c, st), &p);
+	if (c->role == EB_ROLE_TARGET)
+		*wrong += eb_payload_check(c, &st->dst, 0, span(c, st), &p);
+	return EB_OK;
 }
 
 static const struct eb_payload *write_landing(struct eb_ctx *c, size_t *off, size_t *len)
