@@ -189,35 +189,28 @@ static void end_stopped(struct child *c, int np)
 		}
 }
 
-int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
+/* Fork np ranks, each with one end of a socket pair to the hub; *started ranks were forked
+ * before a failure (their hub ends open). */
+static int spawn(int np, struct child *c, int *hub_fds, eb_rank_main fn, void *arg, int *started)
 {
-	struct child *c = calloc((size_t)np, sizeof(*c));
-	int *hub_fds = calloc((size_t)np, sizeof(*hub_fds));
 	pid_t parent = getpid();
-	struct eb_hub hub;
-	uint64_t kill_at = 0;
-	struct sigaction old_actions[3];
-	int i, j, code = 1, forwarded = 0;
+	int i, j;
 
-	if (c == NULL || hub_fds == NULL) {
-		eb_err("cannot allocate the launcher's tables for %d ranks", np);
-		goto free_tables;
-	}
 	fflush(stdout);
 	fflush(stderr);
-	for (i = 0; i < np; i++) {
+	for (i = 0; i < np; i++, *started = i) {
 		int sv[2];
 
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 			eb_err("socketpair for rank %d: %s", i, strerror(errno));
-			goto kill_children;
+			return EB_ESYS;
 		}
 		c[i].pid = fork();
 		if (c[i].pid < 0) {
 			eb_err("fork of rank %d: %s", i, strerror(errno));
 			close(sv[0]);
 			close(sv[1]);
-			goto kill_children;
+			return EB_ESYS;
 		}
 		if (c[i].pid == 0) {
 			close(sv[0]);
@@ -231,14 +224,32 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 		hub_fds[i] = sv[0];
 		eb_dbg("rank %d is pid %d", i, (int)c[i].pid);
 	}
-	if (eb_hub_init(&hub, np, hub_fds) != EB_OK)
-		goto kill_children;
-	hub.why_closed = why_closed;
-	hub.owner = c;
-	/* The ranks' own deadline: grace_s is it plus 5 s (efabench's contract), else itself. */
-	hub.ask_ns = (uint64_t)((grace_s > 5.0 ? grace_s - 5.0 : grace_s) * 1e9);
-	interrupted = 0;
-	catch_interrupts(old_actions);
+	return EB_OK;
+}
+
+/* Ranks past their grace after an abort or interrupt: named and killed. */
+static void kill_late(struct child *c, int np, int forwarded)
+{
+	int i;
+
+	for (i = 0; i < np; i++)
+		if (!c[i].exited) {
+			eb_err("rank %d did not exit within %.0f s of the %s%s; killing it", i,
+			       forwarded ? 2.0 : ABORT_GRACE_S, forwarded ? "interrupt" : "abort",
+			       forwarded ? ""
+					 : " (stuck inside the provider, likely on a lock the lost "
+					   "rank held)");
+			kill(c[i].pid, SIGKILL);
+		}
+}
+
+/* Until every rank exited: serve the hub, forward an interrupt, end ranks that outlive an
+ * abort. Returns whether an interrupt was forwarded. */
+static int supervise(struct eb_hub *hub, struct child *c, int np, double grace_s)
+{
+	uint64_t kill_at = 0;
+	int i, forwarded = 0;
+
 	for (;;) {
 		int running = 0;
 
@@ -250,34 +261,46 @@ int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
 			forwarded = 1;
 			kill_at = eb_deadline(2.0);
 		}
-
 		/* Process exits, not the hub's count of live ranks, decide when the job is over. */
-		eb_hub_poll(&hub, 50);
-		reap(&hub, c, np);
+		eb_hub_poll(hub, 50);
+		reap(hub, c, np);
 		for (i = 0; i < np; i++)
 			running += !c[i].exited;
 		if (running == 0)
-			break;
-		if (hub.aborted && kill_at == 0) {
+			return forwarded;
+		if (hub->aborted && kill_at == 0) {
 			kill_at = eb_deadline(ABORT_GRACE_S < grace_s ? ABORT_GRACE_S : grace_s);
 			end_stopped(c, np);
 		}
 		if (kill_at != 0 && eb_now_ns() > kill_at) {
-			for (i = 0; i < np; i++) {
-				if (!c[i].exited) {
-					eb_err("rank %d did not exit within %.0f s of the %s%s; "
-					       "killing it",
-					       i, forwarded ? 2.0 : ABORT_GRACE_S,
-					       forwarded ? "interrupt" : "abort",
-					       forwarded ? ""
-							 : " (stuck inside the provider, likely "
-							   "on a lock the lost rank held)");
-					kill(c[i].pid, SIGKILL);
-				}
-			}
+			kill_late(c, np, forwarded);
 			kill_at = eb_deadline(3600);
 		}
 	}
+}
+
+int eb_launch_local(int np, eb_rank_main fn, void *arg, double grace_s)
+{
+	struct child *c = calloc((size_t)np, sizeof(*c));
+	int *hub_fds = calloc((size_t)np, sizeof(*hub_fds));
+	struct sigaction old_actions[3];
+	struct eb_hub hub;
+	int j, code = 1, started = 0, forwarded;
+
+	if (c == NULL || hub_fds == NULL) {
+		eb_err("cannot allocate the launcher's tables for %d ranks", np);
+		goto free_tables;
+	}
+	if (spawn(np, c, hub_fds, fn, arg, &started) != EB_OK ||
+	    eb_hub_init(&hub, np, hub_fds) != EB_OK)
+		goto kill_children;
+	hub.why_closed = why_closed;
+	hub.owner = c;
+	/* The ranks' own deadline: grace_s is it plus 5 s (efabench's contract), else itself. */
+	hub.ask_ns = (uint64_t)((grace_s > 5.0 ? grace_s - 5.0 : grace_s) * 1e9);
+	interrupted = 0;
+	catch_interrupts(old_actions);
+	forwarded = supervise(&hub, c, np, grace_s);
 	restore_interrupts(old_actions);
 	unlink_segments(c, np);
 	code = forwarded ? 1 : job_exit_code(c, np);
@@ -290,7 +313,7 @@ kill_children:
 			kill(c[j].pid, SIGKILL);
 			waitpid(c[j].pid, NULL, 0);
 		}
-		if (j < i)
+		if (j < started)
 			close(hub_fds[j]);
 	}
 free_tables:

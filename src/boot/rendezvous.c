@@ -246,98 +246,114 @@ static int pending_step(struct pending *p, int readable, int *done)
 	return 0;
 }
 
-/* Rank 0's hub thread: admit every rank before the deadline, then serve until all leave. */
-static void *hub_main(void *arg)
+/* The admission deadline passed: say which ranks are missing, and tell those that came. */
+static int not_joined(const struct rdv *r, const int *fds)
 {
-	struct rdv *r = arg;
-	int n = r->o.size, joined = 0, i, k, rank, *fds = malloc(sizeof(int) * (size_t)n),
-	    npend = 0;
-	struct pending *pend = calloc(MAX_PENDING, sizeof(*pend));
-	uint64_t deadline = eb_deadline(r->o.timeout_s);
-	struct eb_hub hub;
+	static const char why[] = "not every rank joined the rendezvous";
+	char missing[256] = "";
+	size_t used = 0;
+	int i, n = r->o.size;
 
-	r->hub_status = EB_ENOMEM;
-	if (fds == NULL || pend == NULL) {
-		free(fds);
-		free(pend);
-		return NULL;
-	}
+	for (i = 0; i < n && used < sizeof(missing) - 8; i++)
+		if (fds[i] < 0)
+			used += (size_t)snprintf(missing + used, sizeof(missing) - used, " %d", i);
+	eb_err("rendezvous: ranks%s did not join within %.0f s", missing, r->o.timeout_s);
 	for (i = 0; i < n; i++)
-		fds[i] = -1;
+		if (fds[i] >= 0)
+			(void)eb_wire_send(fds[i], EB_WIRE_ABORT, -1, why, sizeof(why),
+					   eb_deadline(1.0));
+	return EB_ETIMEDOUT;
+}
+
+/* Admit every rank before the deadline: connections wait in pend (*npend of them) until
+ * their hello is judged; fds[rank] gets each admitted rank's. */
+static int admit_all(struct rdv *r, int *fds, struct pending *pend, int *npend)
+{
+	uint64_t deadline = eb_deadline(r->o.timeout_s);
+	int n = r->o.size, joined = 0, k, rank;
+
 	while (joined < n) {
 		struct pollfd p[MAX_PENDING + 1] = {{.fd = r->listen_fd, .events = POLLIN}};
 		int fd, done;
 
-		if (eb_now_ns() > deadline) {
-			static const char not_joined[] = "not every rank joined the rendezvous";
-			char missing[256] = "";
-			size_t used = 0;
-
-			for (i = 0; i < n && used < sizeof(missing) - 8; i++)
-				if (fds[i] < 0)
-					used += (size_t)snprintf(missing + used,
-								 sizeof(missing) - used, " %d", i);
-			eb_err("rendezvous: ranks%s did not join within %.0f s", missing,
-			       r->o.timeout_s);
-			for (i = 0; i < n; i++)
-				if (fds[i] >= 0)
-					(void)eb_wire_send(fds[i], EB_WIRE_ABORT, -1, not_joined,
-							   sizeof(not_joined), eb_deadline(1.0));
-			r->hub_status = EB_ETIMEDOUT;
-			goto close_fds;
-		}
+		if (eb_now_ns() > deadline)
+			return not_joined(r, fds);
 		/* While every pending slot is taken, new connections wait in the backlog. */
-		p[0].fd = npend < MAX_PENDING ? r->listen_fd : -1;
-		for (k = 0; k < npend; k++)
+		p[0].fd = *npend < MAX_PENDING ? r->listen_fd : -1;
+		for (k = 0; k < *npend; k++)
 			p[k + 1] = (struct pollfd){.fd = pend[k].fd, .events = POLLIN};
-		if (poll(p, (nfds_t)npend + 1, 100) < 0)
+		if (poll(p, (nfds_t)*npend + 1, 100) < 0)
 			continue;
-		for (k = npend - 1; k >= 0; k--) {
+		for (k = *npend - 1; k >= 0; k--) {
 			if (!pending_step(&pend[k], p[k + 1].revents != 0, &done))
 				continue;
 			if (judge(r, pend[k].fd, &pend[k].h, done, fds, &rank) == EB_OK) {
 				fds[rank] = pend[k].fd;
 				joined++;
 			}
-			pend[k] = pend[--npend];
+			pend[k] = pend[--*npend];
 		}
 		if (p[0].fd >= 0 && (p[0].revents & POLLIN) &&
 		    (fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-			pend[npend++] = (struct pending){.fd = fd, .until = eb_deadline(5.0)};
+			pend[(*npend)++] = (struct pending){.fd = fd, .until = eb_deadline(5.0)};
 	}
-	for (k = 0; k < npend; k++) /* everyone is in: the rest came too late */
+	for (k = 0; k < *npend; k++) /* everyone is in: the rest came too late */
 		judge(r, pend[k].fd, &pend[k].h, 0, fds, &rank);
-	npend = 0;
-	/* Everyone is here: nobody else may join. */
-	close(r->listen_fd);
-	r->listen_fd = -1;
-	if (eb_hub_init(&hub, n, fds) != EB_OK)
-		goto close_fds;
-	hub.ask_ns = (uint64_t)(r->o.timeout_s * 1e9);
-	while (eb_hub_poll(&hub, 100) > 0) {
+	*npend = 0;
+	return EB_OK;
+}
+
+/* Serve every rank's collectives until all leave, or rank 0 finished and the rest do not. */
+static void serve(struct rdv *r, struct eb_hub *hub)
+{
+	int i;
+
+	while (eb_hub_poll(hub, 100) > 0) {
 		uint64_t by = atomic_load(&r->leave_by_ns);
 
 		/* After an abort every rank has been told; one that is stopped would only keep
 		 * rank 0 until the grace below. */
-		if (hub.aborted && by != 0)
+		if (hub->aborted && by != 0)
 			break;
-
 		/* A rank that neither finishes nor dies (stopped, say) must not keep rank 0. */
 		if (by != 0 && eb_now_ns() > by) {
-			for (i = 0; i < n; i++)
-				if (hub.r[i].state == EB_HUB_LIVE)
-					eb_err(
-					    "rendezvous: rank %d still had not left %.0f s after "
-					    "rank 0 finished; giving up on it",
-					    i, r->o.timeout_s + 5.0);
+			for (i = 0; i < hub->n; i++)
+				if (hub->r[i].state == EB_HUB_LIVE)
+					eb_err("rendezvous: rank %d still had not left %.0f s after "
+					       "rank 0 finished; giving up on it",
+					       i, r->o.timeout_s + 5.0);
 			break;
 		}
 	}
+}
+
+/* Rank 0's hub thread: admit every rank before the deadline, then serve until all leave. */
+static void *hub_main(void *arg)
+{
+	struct rdv *r = arg;
+	int n = r->o.size, i, npend = 0, *fds = malloc(sizeof(int) * (size_t)n);
+	struct pending *pend = calloc(MAX_PENDING, sizeof(*pend));
+	struct eb_hub hub;
+
+	r->hub_status = EB_ENOMEM;
+	if (fds == NULL || pend == NULL)
+		goto free_tables;
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	r->hub_status = admit_all(r, fds, pend, &npend);
+	if (r->hub_status != EB_OK)
+		goto close_fds;
+	/* Everyone is here: nobody else may join. */
+	close(r->listen_fd);
+	r->listen_fd = -1;
+	r->hub_status = EB_ENOMEM;
+	if (eb_hub_init(&hub, n, fds) != EB_OK)
+		goto close_fds;
+	hub.ask_ns = (uint64_t)(r->o.timeout_s * 1e9);
+	serve(r, &hub);
 	eb_hub_fini(&hub);
 	r->hub_status = EB_OK;
-	free(pend);
-	free(fds);
-	return NULL;
+	goto free_tables;
 
 close_fds:
 	for (i = 0; i < n; i++)
@@ -345,6 +361,7 @@ close_fds:
 			close(fds[i]);
 	for (i = 0; i < npend; i++)
 		close(pend[i].fd);
+free_tables:
 	free(pend);
 	free(fds);
 	return NULL;

@@ -21,6 +21,8 @@ static int info_main(const struct eb_opts *o)
 		eb_facts_print(stdout, &x);
 	if (o->json != NULL || o->csv != NULL)
 		rc = eb_facts_write(&x, o->csv, o->json);
+	if (rc == EB_OK && o->md != NULL)
+		rc = eb_facts_md(&x, o->md);
 	eb_facts_free(&x);
 	return rc;
 }

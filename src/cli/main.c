@@ -216,7 +216,8 @@ int main(int argc, char **argv)
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;
 	}
-	if (check_writable("--csv", o.csv) != EB_OK || check_writable("--json", o.json) != EB_OK)
+	if (check_writable("--csv", o.csv) != EB_OK || check_writable("--json", o.json) != EB_OK ||
+	    check_writable("--md", o.md) != EB_OK)
 		goto free_own;
 	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o))
 	       : cmd->alone	 ? eb_exit_code(eb_harness_run(cmd->bench, &o, NULL))

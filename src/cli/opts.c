@@ -143,6 +143,9 @@ static const struct eb_opt output[] = {
     {"csv", 0, "FILE", eb_opt_str, O(csv), 0, 0, "one row per measurement, every statistic"},
     {"json", 0, "FILE", eb_opt_str, O(json), 0, 0,
      "one record per measurement, every statistic and setting"},
+    {"md", 0, "FILE", eb_opt_str, O(md), 0, 0,
+     "the output as Markdown: tables as tables, the other lines\n"
+     "in code blocks"},
 };
 
 static const struct eb_opt testing[] = {

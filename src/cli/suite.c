@@ -68,7 +68,7 @@ static int parse_as_typed(const struct eb_opt *o, const char *arg, void *field, 
 
 static const char *const mems[] = {"host", "pinned", "device", NULL};
 
-static const struct eb_opt report_opts[] = {
+static const struct eb_opt suite_opts[] = {
     {"output", 'o', "DIR", eb_opt_str, R(out), 0, 0,
      "folder for the tables, JSON, figures and index.md (created where missing)"},
     {"np", 0, "N", eb_opt_num, R(np), 2, 64, "ranks of the benchmarks that take them (default 2)"},
@@ -126,21 +126,15 @@ static int takes(const struct eb_cmd *c, unsigned group)
 	return (c->groups & group) != 0;
 }
 
-/* Run one benchmark: DIR/NAME.json, DIR/NAME.md. */
-static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
+/* The command line of one benchmark into argv: this binary, the options the report passes on
+ * that it takes, and where its JSON and Markdown go. */
+static void bench_argv(const struct run *r, const struct ropts *ro, const struct machine *m,
+		       const char *part, char *np, char **argv)
 {
 	const struct eb_cmd *c = r->cmd;
-	char out[EB_TOOL_PATH], err[EB_TOOL_PATH], md[EB_TOOL_PATH], np[16];
-	char *argv[32];
 	int n = 0;
-	uint64_t t0;
 
-	snprintf(r->json, sizeof(r->json), "%s/%s.json", ro->out, c->name);
-	snprintf(out, sizeof(out), "%s/%s.out", ro->out, c->name);
-	snprintf(err, sizeof(err), "%s/%s.err", ro->out, c->name);
-	snprintf(md, sizeof(md), "%s/%s.md", ro->out, c->name);
-	snprintf(np, sizeof(np), "%d", ro->np);
-	argv[n++] = m->self;
+	argv[n++] = (char *)m->self;
 	argv[n++] = (char *)c->name;
 	if (takes(c, EB_G_RANKS)) {
 		argv[n++] = "--np";
@@ -169,8 +163,26 @@ static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
 		argv[n++] = "cpu";
 	}
 	argv[n++] = "--json";
-	argv[n++] = r->json;
+	argv[n++] = (char *)r->json;
+	argv[n++] = "--md";
+	argv[n++] = (char *)part;
 	argv[n] = NULL;
+}
+
+/* Run one benchmark: DIR/NAME.json, and DIR/NAME.md from the Markdown it writes. */
+static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
+{
+	char out[EB_TOOL_PATH], err[EB_TOOL_PATH], md[EB_TOOL_PATH], part[EB_TOOL_PATH], np[16];
+	char *argv[32];
+	uint64_t t0;
+
+	snprintf(r->json, sizeof(r->json), "%s/%s.json", ro->out, r->cmd->name);
+	snprintf(out, sizeof(out), "%s/%s.out", ro->out, r->cmd->name);
+	snprintf(err, sizeof(err), "%s/%s.err", ro->out, r->cmd->name);
+	snprintf(md, sizeof(md), "%s/%s.md", ro->out, r->cmd->name);
+	snprintf(part, sizeof(part), "%s/%s.md.part", ro->out, r->cmd->name);
+	snprintf(np, sizeof(np), "%d", ro->np);
+	bench_argv(r, ro, m, part, np, argv);
 	join_cmd(r->cmdline, sizeof(r->cmdline), argv);
 	printf("efabench report: %s\n", r->cmdline);
 	remove(r->json);
@@ -178,9 +190,10 @@ static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
 	r->code = eb_tool_run(argv, out, err);
 	r->secs = (double)(eb_now_ns() - t0) / 1e9;
 	if (r->code != 0)
-		eb_warn("efabench %s exited %d (see %s)", c->name, r->code, md);
-	eb_report_run_facts(m, r->json);
-	eb_report_md(md, r, out, err);
+		eb_warn("efabench %s exited %d (see %s)", r->cmd->name, r->code, md);
+	eb_suite_run_facts(m, r->json);
+	eb_suite_md(md, r, part, err);
+	remove(part);
 	remove(out);
 	remove(err);
 }
@@ -219,18 +232,77 @@ static int choose(char **names, int nnames, const struct machine *m, struct run 
 	return n;
 }
 
-static int report_tool(int argc, char **argv)
+/* efabench info first: what the machine offers decides the set (GPUs). */
+static void run_info(const struct ropts *ro, struct machine *m, char *cmd, size_t len,
+		     char *json, size_t json_len)
+{
+	char path[EB_TOOL_PATH], log[EB_TOOL_PATH], *argv[5];
+
+	snprintf(path, sizeof(path), "%s/info.txt", ro->out);
+	snprintf(json, json_len, "%s/info.json", ro->out);
+	snprintf(log, sizeof(log), "%s/info.err", ro->out);
+	argv[0] = m->self;
+	argv[1] = "info";
+	argv[2] = "--json";
+	argv[3] = json;
+	argv[4] = NULL;
+	join_cmd(cmd, len, argv);
+	if (eb_tool_run(argv, path, log) != 0)
+		eb_warn("efabench info failed: the machine stamp is incomplete");
+	remove(log);
+	if (ro->provider != NULL)
+		snprintf(m->provider, sizeof(m->provider), "%s", ro->provider);
+	eb_suite_machine_info(m, json);
+}
+
+/* The figures of every JSON the runs left, stamped with this machine and date; the plot's
+ * exit status (-1: nothing to draw). */
+static int run_plot(const struct ropts *ro, struct machine *m, const struct run *runs, int nruns,
+		    char *cmd, size_t len)
+{
+	char list[EB_TOOL_PATH], log[EB_TOOL_PATH], *argv[MAX_RUNS + 16];
+	int i, n = 0, code;
+
+	argv[n++] = m->self;
+	argv[n++] = "plot";
+	for (i = 0; i < nruns; i++)
+		if (runs[i].skipped[0] == '\0' && access(runs[i].json, R_OK) == 0)
+			argv[n++] = (char *)runs[i].json;
+	if (n == 2)
+		return -1;
+	snprintf(list, sizeof(list), "%s/plot.out", ro->out);
+	snprintf(log, sizeof(log), "%s/plot.log", ro->out);
+	argv[n++] = "-o";
+	argv[n++] = (char *)ro->out;
+	argv[n++] = "--host";
+	argv[n++] = m->host;
+	argv[n++] = "--date";
+	argv[n++] = m->date;
+	if (m->provider[0] != '\0') {
+		argv[n++] = "--provider";
+		argv[n++] = m->provider;
+	}
+	argv[n] = NULL;
+	join_cmd(cmd, len, argv);
+	printf("efabench report: %s\n", cmd);
+	code = eb_tool_run(argv, list, log);
+	if (code != 0)
+		eb_warn("no figures: efabench plot exited %d (see %s)", code, log);
+	else
+		remove(log);
+	return code;
+}
+
+static int suite_tool(int argc, char **argv)
 {
 	struct ropts ro = {.np = 2, .mem = -1};
-	struct eb_opt_group g = {"Options of efabench report", report_opts,
-				 (int)(sizeof(report_opts) / sizeof(report_opts[0])), &ro};
+	struct eb_opt_group g = {"Options of efabench report", suite_opts,
+				 (int)(sizeof(suite_opts) / sizeof(suite_opts[0])), &ro};
 	struct run *runs = calloc(MAX_RUNS, sizeof(*runs));
 	struct machine *m = calloc(1, sizeof(*m));
 	char **names = calloc((size_t)argc, sizeof(*names));
-	char *info_argv[5], *plot_argv[MAX_RUNS + 16];
-	char info_path[EB_TOOL_PATH], info_json[EB_TOOL_PATH], info_cmd[LINE],
-	    plot_cmd[LINE * 4] = "", list[EB_TOOL_PATH], log[EB_TOOL_PATH];
-	int nnames, nruns, help, i, n = 0, failed = 0, plot_code = 0, code = 2;
+	char info_json[EB_TOOL_PATH], info_cmd[LINE], plot_cmd[LINE * 4] = "", list[EB_TOOL_PATH];
+	int nnames, nruns, help, i, failed = 0, plot_code, code = 2;
 
 	if (runs == NULL || m == NULL || names == NULL) {
 		eb_err("out of memory");
@@ -249,69 +321,26 @@ static int report_tool(int argc, char **argv)
 	}
 	if (check_sizes(&ro) != EB_OK)
 		goto cleanup;
-	eb_report_machine(m);
+	eb_suite_machine(m);
 	/* The names are checked before anything runs or is created. */
 	if (choose(names, nnames, m, runs) < 0 || eb_tool_outdir(ro.out) != EB_OK ||
 	    eb_tool_self(m->self, sizeof(m->self)) != EB_OK)
 		goto cleanup;
-
-	/* What the machine offers decides the set (GPUs): efabench info first. */
-	snprintf(info_path, sizeof(info_path), "%s/info.txt", ro.out);
-	snprintf(info_json, sizeof(info_json), "%s/info.json", ro.out);
-	snprintf(log, sizeof(log), "%s/info.err", ro.out);
-	info_argv[0] = m->self;
-	info_argv[1] = "info";
-	info_argv[2] = "--json";
-	info_argv[3] = info_json;
-	info_argv[4] = NULL;
-	join_cmd(info_cmd, sizeof(info_cmd), info_argv);
-	if (eb_tool_run(info_argv, info_path, log) != 0)
-		eb_warn("efabench info failed: the machine stamp is incomplete");
-	remove(log);
-	if (ro.provider != NULL)
-		snprintf(m->provider, sizeof(m->provider), "%s", ro.provider);
-	eb_report_machine_info(m, info_json);
+	run_info(&ro, m, info_cmd, sizeof(info_cmd), info_json, sizeof(info_json));
 	nruns = choose(names, nnames, m, runs);
-
-	plot_argv[n++] = m->self;
-	plot_argv[n++] = "plot";
 	for (i = 0; i < nruns; i++) {
 		if (runs[i].skipped[0] != '\0')
 			continue;
 		run_bench(&runs[i], &ro, m);
 		failed |= runs[i].code != 0;
-		if (access(runs[i].json, R_OK) == 0)
-			plot_argv[n++] = runs[i].json;
 	}
-	if (ro.provider == NULL) { /* the provider the benchmarks chose, and its NICs */
-		eb_report_machine_info(m, info_json);
-	}
-
-	/* The figures, stamped with this machine and date. */
+	if (ro.provider == NULL) /* the provider the benchmarks chose, and its NICs */
+		eb_suite_machine_info(m, info_json);
+	plot_code = run_plot(&ro, m, runs, nruns, plot_cmd, sizeof(plot_cmd));
+	code = eb_suite_index(&ro, m, runs, nruns, info_cmd, plot_cmd, plot_code > 0 ? plot_code : 0) !=
+		   EB_OK ||
+	       failed;
 	snprintf(list, sizeof(list), "%s/plot.out", ro.out);
-	snprintf(log, sizeof(log), "%s/plot.log", ro.out);
-	if (n > 2) {
-		plot_argv[n++] = "-o";
-		plot_argv[n++] = (char *)ro.out;
-		plot_argv[n++] = "--host";
-		plot_argv[n++] = m->host;
-		plot_argv[n++] = "--date";
-		plot_argv[n++] = m->date;
-		if (m->provider[0] != '\0') {
-			plot_argv[n++] = "--provider";
-			plot_argv[n++] = m->provider;
-		}
-		plot_argv[n] = NULL;
-		join_cmd(plot_cmd, sizeof(plot_cmd), plot_argv);
-		printf("efabench report: %s\n", plot_cmd);
-		plot_code = eb_tool_run(plot_argv, list, log);
-		if (plot_code != 0)
-			eb_warn("no figures: efabench plot exited %d (see %s)", plot_code, log);
-		else
-			remove(log);
-	}
-	code =
-	    eb_report_index(&ro, m, runs, nruns, info_cmd, plot_cmd, plot_code) != EB_OK || failed;
 	remove(list);
 cleanup:
 	free(runs);
@@ -332,5 +361,5 @@ const struct eb_cmd eb_cmd_report = {
 	    "  cores, kernel), libfabric, provider, CUDA and GPUs, NICs and every command line\n"
 	    "  run, linking each table and figure. tools/compare DIR_A DIR_B sets two reports\n"
 	    "  side by side with B/A ratios",
-    .tool = report_tool,
+    .tool = suite_tool,
 };

@@ -1,7 +1,7 @@
 /* efabench report's parts: what it runs, the machine it stamps (read from efabench info
  * --json and each benchmark's --json, never from printed text) and the files it writes. */
-#ifndef EB_CLI_REPORT_H
-#define EB_CLI_REPORT_H
+#ifndef EB_CLI_SUITE_H
+#define EB_CLI_SUITE_H
 
 #include "tool.h"
 
@@ -31,23 +31,23 @@ struct machine {
 };
 
 /* Drop trailing newlines and spaces. */
-void eb_report_chomp(char *s);
+void eb_suite_chomp(char *s);
 
 /* The machine: /proc/cpuinfo, uname and the clock. */
-void eb_report_machine(struct machine *m);
+void eb_suite_machine(struct machine *m);
 /* What `efabench info --json` (saved at path) says: libfabric, CUDA and its GPUs, and the
  * NICs of m->provider (every provider's while it is not known) with their link speeds. */
-void eb_report_machine_info(struct machine *m, const char *path);
+void eb_suite_machine_info(struct machine *m, const char *path);
 /* The provider and NICs a benchmark ran on, from its --json file's settings (those not known
  * yet). */
-void eb_report_run_facts(struct machine *m, const char *path);
+void eb_suite_run_facts(struct machine *m, const char *path);
 
-/* A benchmark's stdout (out) as Markdown at md: its tables as tables, every other line in code
- * blocks; then its stderr (err), if any. EB_OK or EB_ESYS after one line. */
-int eb_report_md(const char *md, const struct run *r, const char *out, const char *err);
+/* A benchmark's page at md: its command line, exit status and time, the Markdown it wrote of
+ * its output (part, from --md), then its stderr (err), if any. EB_OK or EB_ESYS. */
+int eb_suite_md(const char *md, const struct run *r, const char *part, const char *err);
 /* DIR/index.md: the machine, a row per run, the figures plot listed in DIR/plot.out, the
  * command lines. EB_OK or EB_ESYS after one line. */
-int eb_report_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
+int eb_suite_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
 		    int nruns, const char *info_cmd, const char *plot_cmd, int plot_code);
 
 #endif

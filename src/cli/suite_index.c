@@ -18,13 +18,14 @@ static void cell(FILE *f, const char *s)
 			fputc(*s, f);
 }
 
-/* A benchmark's stdout as Markdown: its tables as tables, every other line in code blocks;
- * then its stderr, if any. */
-int eb_report_md(const char *md, const struct run *r, const char *out, const char *err)
+/* A benchmark's page: its command line, exit status and time, the Markdown it wrote of its
+ * output (part), then its stderr, if any. */
+int eb_suite_md(const char *md, const struct run *r, const char *part, const char *err)
 {
 	FILE *o = fopen(md, "w"), *in;
-	char line[LINE * 4];
-	int state = 0, first; /* 0: between blocks, 1: in a code block, 2: in a table */
+	char buf[LINE * 4];
+	size_t n;
+	int first;
 
 	if (o == NULL) {
 		eb_err("cannot write %s", md);
@@ -32,25 +33,14 @@ int eb_report_md(const char *md, const struct run *r, const char *out, const cha
 	}
 	fprintf(o, "# efabench %s\n\n```sh\n%s\n```\n\nexit status %d, %.1f s\n\n", r->cmd->name,
 		r->cmdline, r->code, r->secs);
-	in = fopen(out, "r");
-	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
-		int table = line[0] == '|';
-
-		eb_report_chomp(line);
-		if (state == 1 && table)
-			fputs("```\n\n", o);
-		if (state != 1 && !table)
-			fputs(state == 2 ? "\n```\n" : "```\n", o);
-		state = table ? 2 : 1;
-		fprintf(o, "%s\n", line);
-	}
-	if (state == 1)
-		fputs("```\n", o);
+	in = fopen(part, "r");
+	while (in != NULL && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, o);
 	if (in != NULL)
 		fclose(in);
 	in = fopen(err, "r");
-	for (first = 1; in != NULL && fgets(line, sizeof(line), in) != NULL; first = 0)
-		fprintf(o, "%s%s", first ? "\nstderr:\n\n```\n" : "", line);
+	for (first = 1; in != NULL && fgets(buf, sizeof(buf), in) != NULL; first = 0)
+		fprintf(o, "%s%s", first ? "\nstderr:\n\n```\n" : "", buf);
 	if (!first)
 		fputs("```\n", o);
 	if (in != NULL)
@@ -73,7 +63,7 @@ static void figures(FILE *f, const char *list, const char *name, int images)
 	while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
 		const char *base = strrchr(line, '/');
 
-		eb_report_chomp(line);
+		eb_suite_chomp(line);
 		base = base != NULL ? base + 1 : line;
 		if (strncmp(base, name, n) != 0 || base[n] != '-')
 			continue;
@@ -89,7 +79,7 @@ static void figures(FILE *f, const char *list, const char *name, int images)
 		fclose(in);
 }
 
-int eb_report_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
+int eb_suite_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
 		    int nruns, const char *info_cmd, const char *plot_cmd, int plot_code)
 {
 	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];

@@ -12,7 +12,7 @@
 
 #define LINE EB_RLINE
 
-void eb_report_chomp(char *s)
+void eb_suite_chomp(char *s)
 {
 	size_t n = strlen(s);
 
@@ -21,7 +21,7 @@ void eb_report_chomp(char *s)
 }
 
 /* The machine, from /proc/cpuinfo, uname and the clock. */
-void eb_report_machine(struct machine *m)
+void eb_suite_machine(struct machine *m)
 {
 	struct utsname u;
 	char line[LINE];
@@ -45,7 +45,7 @@ void eb_report_machine(struct machine *m)
 			m->cpus++;
 		else if (colon != NULL && strncmp(line, "model name", 10) == 0 &&
 			 strcmp(m->cpu, "unknown") == 0) {
-			eb_report_chomp(colon + 2);
+			eb_suite_chomp(colon + 2);
 			snprintf(m->cpu, sizeof(m->cpu), "%s", colon + 2);
 		}
 	}
@@ -76,7 +76,7 @@ static int same_provider(const char *entry, const char *want)
 
 /* What `efabench info --json` (saved in path) says: libfabric, CUDA and its GPUs, and the
  * NICs of the provider (all providers' when it is not known) with their link speeds. */
-void eb_report_machine_info(struct machine *m, const char *path)
+void eb_suite_machine_info(struct machine *m, const char *path)
 {
 	const struct eb_jv *cuda, *x;
 	struct eb_jv *doc;
@@ -126,7 +126,7 @@ void eb_report_machine_info(struct machine *m, const char *path)
 }
 
 /* The provider and NICs a benchmark ran on, from its --json file's settings. */
-void eb_report_run_facts(struct machine *m, const char *path)
+void eb_suite_run_facts(struct machine *m, const char *path)
 {
 	const struct eb_jv *set, *nic;
 	struct eb_jv *doc;

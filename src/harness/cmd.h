@@ -54,7 +54,7 @@ struct eb_opts {
 	const char *want_gpu;	/* the option that needs a GPU whatever the memory (NULL: none) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *cpu_map;	/* --cpu-map: local rank i runs on entry i (NULL: left alone) */
-	const char *csv, *json;
+	const char *csv, *json, *md;
 	int verbose;
 	int quiet;	     /* no progress line on stderr */
 	long corrupt_at;     /* < 0: off; else the receiver flips this byte after each arrival */

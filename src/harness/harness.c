@@ -62,17 +62,17 @@ static int plan(struct eb_ctx *c, const struct eb_sweep *w, int row, struct eb_p
 }
 
 /* Rank 0: the header, then the table's head. */
-static void open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
+static int open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
 {
 	const struct eb_bench *b = c->b;
+	const struct eb_opts *o = c->o;
+	int rc = eb_sheet_begin(s, b->plan != NULL ? o->cmd->name : NULL, o->csv, o->json, o->md);
 
-	eb_sheet_begin(s, b->plan != NULL ? c->o->cmd->name : NULL, c->o->csv, c->o->json);
-	if (b->plan == NULL) {
+	if (b->plan == NULL)
 		eb_sweep_facts(c, w, s);
-		return;
-	}
-	if (b->facts != NULL)
+	else if (b->facts != NULL)
 		b->facts(c, s);
+	return rc;
 }
 
 /* Rank 0: the benchmark's table, opened before its first row (rows may add facts to the
@@ -169,7 +169,7 @@ static int measure(struct eb_ctx *c)
 	if (rc == EB_OK && b->plan == NULL)
 		rc = eb_sweep_gather(c, &w);
 	if (rc == EB_OK && c->rank == 0)
-		open_sheet(c, &w, &s);
+		rc = open_sheet(c, &w, &s);
 	if (rc == EB_OK)
 		rc = rows(c, &w, &s, &wrong);
 	if (c->rank == 0 && rc == EB_OK) {

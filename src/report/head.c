@@ -1,3 +1,4 @@
+#include "out.h"
 #include "head.h"
 
 #include <stdarg.h>
@@ -55,25 +56,25 @@ void eb_head_print(const struct eb_head *h)
 		int len = (int)(strlen(f->label) + strlen(f->value)) + (f->label[0] ? 4 : 2);
 
 		if (f->label[0] == '\0' && f->value[0] == '\0') { /* a blank line between parts */
-			printf("%s#\n", col ? "\n" : "");
+			eb_outf("%s#\n", col ? "\n" : "");
 			col = 0;
 			continue;
 		}
 		if (col > 0 && (f->brk || col + len > WRAP)) {
-			printf("\n");
+			eb_outf("\n");
 			col = 0;
 		}
 		if (col == 0) {
-			printf("#");
+			eb_outf("#");
 			col = 1;
 		}
-		printf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label,
+		eb_outf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label,
 		       f->value);
 		col += len;
 	}
 	if (col > 0)
-		printf("\n");
-	fflush(stdout);
+		eb_outf("\n");
+	eb_out_flush();
 }
 
 void eb_head_free(struct eb_head *h)

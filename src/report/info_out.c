@@ -248,6 +248,18 @@ static void row_rec(struct eb_rec *r, const struct eb_prov_row *p)
 	eb_rec_bool(r, "usable", p->usable);
 }
 
+int eb_facts_md(const struct eb_facts *x, const char *path)
+{
+	FILE *f = eb_out_open(path);
+
+	if (f == NULL)
+		return EB_ESYS;
+	fputs("```\n", f);
+	eb_facts_print(f, x);
+	fputs("```\n", f);
+	return eb_out_close(f, path);
+}
+
 int eb_facts_write(const struct eb_facts *x, const char *csv_path, const char *json_path)
 {
 	struct eb_doc d = {0};

@@ -15,4 +15,7 @@ void eb_facts_print(FILE *f, const struct eb_facts *x);
  * "-" is stdout. EB_OK, or a negative status after one line. */
 int eb_facts_write(const struct eb_facts *x, const char *csv_path, const char *json_path);
 
+/* The text of eb_facts_print as Markdown at path (a code block); EB_OK or EB_ESYS. */
+int eb_facts_md(const struct eb_facts *x, const char *path);
+
 #endif

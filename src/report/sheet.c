@@ -1,3 +1,4 @@
+#include "out.h"
 #include "sheet.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
@@ -6,13 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
-void eb_sheet_begin(struct eb_sheet *s, const char *bench, const char *csv, const char *json)
+int eb_sheet_begin(struct eb_sheet *s, const char *bench, const char *csv, const char *json,
+		   const char *md)
 {
 	memset(s, 0, sizeof(*s));
 	s->csv = csv;
 	s->json = json;
 	if (bench != NULL)
 		eb_rec_str(&s->doc.head, "bench", bench);
+	return eb_out_md(md);
 }
 
 /* ---- facts ---- */
@@ -160,7 +163,7 @@ static void cell(struct eb_table *t, const struct eb_colspec *c, const struct eb
 static void title(const char *t)
 {
 	if (t != NULL)
-		printf("#\n## %s\n", t);
+		eb_outf("#\n## %s\n", t);
 }
 
 void eb_sheet_title(struct eb_sheet *s, const char *t)
@@ -301,10 +304,10 @@ void eb_sheet_text(struct eb_sheet *s, const char *fmt, ...)
 	if (!s->started)
 		eb_sheet_print_head(s);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	eb_voutf(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
+	eb_outf("\n");
+	eb_out_flush();
 }
 
 void eb_sheet_say(struct eb_sheet *s, const char *fmt, ...)
@@ -313,15 +316,15 @@ void eb_sheet_say(struct eb_sheet *s, const char *fmt, ...)
 
 	if (!s->started)
 		eb_sheet_print_head(s);
-	printf("#");
+	eb_outf("#");
 	if (fmt != NULL && fmt[0] != '\0') {
-		printf(" ");
+		eb_outf(" ");
 		va_start(ap, fmt);
-		vprintf(fmt, ap);
+		eb_voutf(fmt, ap);
 		va_end(ap);
 	}
-	printf("\n");
-	fflush(stdout);
+	eb_outf("\n");
+	eb_out_flush();
 }
 
 struct eb_rec *eb_sheet_rec(struct eb_sheet *s)
@@ -340,6 +343,7 @@ void eb_sheet_show(struct eb_sheet *s, const struct eb_rec *r)
 
 void eb_sheet_drop(struct eb_sheet *s)
 {
+	(void)eb_out_md_close();
 	eb_head_free(&s->head);
 	eb_doc_free(&s->doc);
 }
@@ -348,14 +352,12 @@ int eb_sheet_end(struct eb_sheet *s, uint64_t wrong)
 {
 	int rc = s->doc.oom || s->head.oom ? EB_ENOMEM : EB_OK;
 
-	if (s->plan_only) {
-		eb_sheet_drop(s);
-		return rc;
-	}
-	if (!s->no_footer)
+	if (!s->plan_only && !s->no_footer)
 		eb_table_footer(wrong);
-	if (rc == EB_OK)
+	if (rc == EB_OK && !s->plan_only)
 		rc = eb_doc_write(&s->doc, s->csv, s->json);
+	if (eb_out_md_close() != EB_OK && rc == EB_OK)
+		rc = EB_ESYS;
 	eb_sheet_drop(s);
 	return rc;
 }

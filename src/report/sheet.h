@@ -37,8 +37,10 @@ struct eb_sheet {
 	int no_footer; /* the verdict is the subcommand's own lines */
 };
 
-/* Name the subcommand in the files ("bench") and keep where they go (NULL: not asked). */
-void eb_sheet_begin(struct eb_sheet *s, const char *bench, const char *csv, const char *json);
+/* Name the subcommand in the files ("bench"), keep where they go (NULL: not asked) and start
+ * the Markdown copy of the output (md; EB_OK or EB_ESYS after one line). */
+int eb_sheet_begin(struct eb_sheet *s, const char *bench, const char *csv, const char *json,
+		   const char *md);
 
 /* ---- facts: a JSON field of the head and a labelled value in the header, from one call.
  * A NULL label keeps the fact out of the header. */

@@ -1,3 +1,4 @@
+#include "out.h"
 #include "table.h"
 #include "efabench/size.h"
 
@@ -36,20 +37,20 @@ void eb_table_head(const struct eb_table *t)
 {
 	int c;
 
-	printf("|");
+	eb_outf("|");
 	for (c = 0; c < t->ncols; c++)
-		printf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width, t->col[c].head);
-	printf("\n|");
+		eb_outf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width, t->col[c].head);
+	eb_outf("\n|");
 	for (c = 0; c < t->ncols; c++) {
 		int w = t->col[c].width + 1;
 
-		printf("%s", t->col[c].left ? ":" : "");
+		eb_outf("%s", t->col[c].left ? ":" : "");
 		while (w-- > 0)
-			putchar('-');
-		printf("%s|", t->col[c].left ? "" : ":");
+			eb_outf("-");
+		eb_outf("%s|", t->col[c].left ? "" : ":");
 	}
-	printf("\n");
-	fflush(stdout);
+	eb_outf("\n");
+	eb_out_flush();
 }
 
 void eb_table_cell(struct eb_table *t, const char *fmt, ...)
@@ -83,18 +84,18 @@ void eb_table_row(struct eb_table *t)
 {
 	int c;
 
-	printf("|");
+	eb_outf("|");
 	for (c = 0; c < t->ncols; c++)
-		printf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width,
+		eb_outf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width,
 		       c < t->ncells ? t->cell[c] : "");
-	printf("\n");
-	fflush(stdout);
+	eb_outf("\n");
+	eb_out_flush();
 	t->ncells = 0;
 }
 
 void eb_table_footer(uint64_t wrong)
 {
-	printf("#\n# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
+	eb_outf("#\n# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
 	       wrong ? "FAILED" : "OK");
-	fflush(stdout);
+	eb_out_flush();
 }

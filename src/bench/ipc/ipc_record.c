@@ -69,8 +69,9 @@ void ipc_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_str(s, "gpu", "GPU", ic->gpu.name);
 	eb_fact_int(s, "sms", "SMs", ic->gpu.sms);
 	eb_fact_str(s, "launcher", "launcher", c->boot->ops->name);
-	eb_fact_str(s, "pairs", "pairs", pairs_name[io->pairs]);
-	eb_head_fact(&s->head, NULL, "(%s)",
+	/* the JSON's word, the header's meaning */
+	eb_fact_str(s, "pairs", NULL, pairs_name[io->pairs]);
+	eb_head_fact(&s->head, "pairs", "%s (%s)", pairs_name[io->pairs],
 		     io->pairs == IPC_FIRST  ? "GPU 0 -> GPU 1"
 		     : io->pairs == IPC_EACH ? "every ordered pair, one at a time, averaged"
 					     : "every GPU to every other at once, per GPU");
