@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks on the test bed: builds H hosts x R rails at RATE (default 4 x 4 at 2gbit), runs
 # `write` and `alltoall` with every layout (single, split, round-robin) from 8M to 64M, prints
-# the seed-shaped tables, and tears the bed down. Root only.
+# the seed-shaped tables, and tears the bed down. Root only. With EB_BENCH_OUT=DIR each writes
+# DIR/write.json and DIR/alltoall.json (what scripts/testbed-table.py reads).
 #
 #   testbed-bench.sh [HOSTS RAILS RATE [rdv|mpich]]     extra efabench flags: $EB_BENCH_FLAGS
 set -euo pipefail
@@ -15,7 +16,10 @@ bash "$here/testbed.sh" up "$hosts" "$rails" "$rate"
 nics=$(bash "$here/testbed.sh" nics "$rails")
 # shellcheck disable=SC2086
 for bench in write alltoall; do
+	json=()
+	[ -n "${EB_BENCH_OUT:-}" ] && mkdir -p "$EB_BENCH_OUT" && json=(--json "$EB_BENCH_OUT/$bench.json")
 	echo
 	bash "$here/testbed-run.sh" "$via" "$hosts" 1 "$bench" --provider tcp --nics "$nics" \
-		--link-gbps "$gbps" -b 8M -e 64M -n "${EB_BENCH_ITERS:-10}" -w 2 ${EB_BENCH_FLAGS:-}
+		--link-gbps "$gbps" -b 8M -e 64M -n "${EB_BENCH_ITERS:-10}" -w 2 ${EB_BENCH_FLAGS:-} \
+		"${json[@]}"
 done

@@ -1,49 +1,34 @@
 #!/usr/bin/env python3
-"""Median BusBW (%) per benchmark, layout and size over repeated efabench tables (the text
-output of write or alltoall, e.g. from scripts/testbed-bench.sh), with each cell's min-max, one
+"""Median BusBW (%) per benchmark, variant and size over repeated efabench runs (their --json
+files, e.g. from scripts/testbed-bench.sh with EB_BENCH_OUT), with each cell's min-max, one
 column per set of runs:
 
     testbed-table.py NAME=FILE[,FILE...] [NAME=FILE...]
 
-A file may hold several benchmarks' tables; every table row of a benchmark is one run's cell."""
-import re
+Each FILE is one run of write or alltoall; every record of it is one run's cell."""
+import json
 import statistics
 import sys
 
-LAYOUTS = ("Single", "Split", "RoundRobin", "Multi")
+
+def size_name(n):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
 
 
 def load(files):
     cells = {}
     for path in files:
-        bench, cols = None, None
-        for line in open(path):
-            m = re.match(r"# efabench (\w+):", line)
-            if m:
-                bench, cols = m.group(1), None
+        doc = json.load(open(path))
+        bench = doc["settings"]["bench"]
+        for r in doc["results"]:
+            if r.get("busbw_pct") is None:
                 continue
-            if not line.startswith("|") or bench is None:
-                continue
-            row = [c.strip() for c in line.strip().strip("|").split("|")]
-            if row[0] == "Size":
-                cols = row
-                continue
-            if cols is None or not re.match(r"\d+[KMG]?$", row[0]):
-                continue
-            for i, name in enumerate(cols):
-                # a layout's Gbps column is followed by its BusBW (%)
-                if name in LAYOUTS and i + 1 < len(cols) and cols[i + 1].startswith("BusBW"):
-                    try:
-                        v = float(row[i + 1])
-                    except ValueError:
-                        continue
-                    cells.setdefault((bench, name, row[0]), []).append(v)
+            key = (bench, r["variant"], r["size"])
+            cells.setdefault(key, []).append(r["busbw_pct"])
     return cells
-
-
-def size_key(s):
-    unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(s[:-1]) * unit[s[-1]] if s[-1] in unit else int(s)
 
 
 def main(argv):
@@ -51,7 +36,7 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     sets = [(a.split("=", 1)[0], load(a.split("=", 1)[1].split(","))) for a in argv[1:]]
-    keys = sorted({k for _, c in sets for k in c}, key=lambda k: (k[0], k[1], size_key(k[2])))
+    keys = sorted({k for _, c in sets for k in c})
     print("| benchmark | layout | size | "
           + " | ".join(f"{n}: median BusBW % (min-max, runs)" for n, _ in sets) + " |")
     print("|---|---|---:|" + "---:|" * len(sets))
@@ -61,7 +46,7 @@ def main(argv):
             v = c.get(k)
             out.append(f"{statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f}, {len(v)})"
                        if v else "-")
-        print(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(out) + " |")
+        print(f"| {k[0]} | {k[1]} | {size_name(k[2])} | " + " | ".join(out) + " |")
     return 0
 
 
