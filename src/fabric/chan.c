@@ -34,6 +34,32 @@ static void sweep_own_segments(const struct eb_nic *nic)
 		    n, n == 1 ? "" : "s", (int)getpid());
 }
 
+/* The endpoint, bound to the channel's CQ and AV, enabled, and its address; 0, or after one
+ * line the provider's error with nothing left open. */
+static int open_ep(struct eb_chan *c, struct fi_info *info)
+{
+	int rc = fi_endpoint(c->domain, info, &c->ep, NULL);
+
+	if (rc != 0) {
+		FAIL("fi_endpoint", rc);
+		return rc;
+	}
+	/* FI_RECV also delivers the remote CQ data of writes aimed at us. */
+	rc = fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc == 0)
+		rc = fi_ep_bind(c->ep, &c->av->fid, 0);
+	if (rc != 0)
+		FAIL("fi_ep_bind", rc);
+	if (rc == 0 && (rc = fi_enable(c->ep)) != 0)
+		FAIL("fi_enable", rc);
+	c->namelen = sizeof(c->name);
+	if (rc == 0 && (rc = fi_getname(&c->ep->fid, c->name, &c->namelen)) != 0)
+		FAIL("fi_getname", rc);
+	if (rc != 0)
+		fi_close(&c->ep->fid);
+	return rc;
+}
+
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks)
 {
 	struct fi_info *info = nic->info;
@@ -76,35 +102,8 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 		goto close_cq;
 	}
 	sweep_own_segments(nic);
-	rc = fi_endpoint(c->domain, info, &c->ep, NULL);
-	if (rc != 0) {
-		FAIL("fi_endpoint", rc);
-		goto close_av;
-	}
-	/* FI_RECV also delivers the remote CQ data of writes aimed at us. */
-	rc = fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (rc == 0)
-		rc = fi_ep_bind(c->ep, &c->av->fid, 0);
-	if (rc != 0) {
-		FAIL("fi_ep_bind", rc);
-		goto close_ep;
-	}
-	rc = fi_enable(c->ep);
-	if (rc != 0) {
-		FAIL("fi_enable", rc);
-		goto close_ep;
-	}
-	c->namelen = sizeof(c->name);
-	rc = fi_getname(&c->ep->fid, c->name, &c->namelen);
-	if (rc != 0) {
-		FAIL("fi_getname", rc);
-		goto close_ep;
-	}
-	return EB_OK;
-
-close_ep:
-	fi_close(&c->ep->fid);
-close_av:
+	if (open_ep(c, info) == 0)
+		return EB_OK;
 	fi_close(&c->av->fid);
 close_cq:
 	fi_close(&c->cq->fid);

@@ -1,5 +1,6 @@
 #include "ipc_kernels.h"
 #include "mem/cuda_check.h"
+#include "core/log.h"
 #include "efabench/status.h"
 
 #include <cuda_runtime.h>
@@ -415,9 +416,8 @@ static int launch(struct eb_ik_timer *t, int s, const struct eb_ik_op *op, uint6
 			cudaGetLastError();
 			ce_plain = 1;
 			ce_api = "cudaMemcpyAsync";
-			fprintf(stderr,
-				"efabench: warning: cudaMemcpyPeerAsync refused the IPC mapping "
-				"(%s); the copy engine runs through cudaMemcpyAsync instead\n",
+			eb_warn("cudaMemcpyPeerAsync refused the IPC mapping (%s); the copy engine "
+				"runs through cudaMemcpyAsync instead",
 				cudaGetErrorString(err));
 		}
 		err = cudaMemcpyAsync(op->dst, op->src, op->len, cudaMemcpyDefault, st);
@@ -454,10 +454,7 @@ static int wait_batch(struct eb_ik_timer *t, int nops, int b, uint64_t deadline)
 		while ((err = cudaEventQuery(t->ev[s * (t->max_batch + 1) + b])) ==
 		       cudaErrorNotReady) {
 			if (host_ns() > deadline) {
-				fprintf(stderr,
-					"efabench: error: GPU work did not finish within the "
-					"deadline (stream %d)\n",
-					s);
+				eb_err("GPU work did not finish within the deadline (stream %d)", s);
 				return EB_ETIMEDOUT;
 			}
 			sched_yield();
@@ -468,17 +465,12 @@ static int wait_batch(struct eb_ik_timer *t, int nops, int b, uint64_t deadline)
 	return 0;
 }
 
-int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long n, double *samples,
-	      long *nsamples, double timeout_s, int (*sync)(void *), void *arg)
+/* Kernels that stream through shared memory may use what their op asks for. */
+static int tma_smem(const struct eb_ik_op *ops, int nops)
 {
-	uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
-	long done = 0;
-	int s, i, rc = 0;
+	int s, rc = 0;
 
-	*nsamples = 0;
-	if (nops > t->nstreams)
-		return EB_EINVAL;
-	for (s = 0; s < nops; s++)
+	for (s = 0; s < nops && rc == 0; s++)
 		if (ops[s].method == EB_IK_TMA) {
 			size_t smem =
 			    (size_t)ops[s].tma_stages * ops[s].tma_chunk + 8 * ops[s].tma_stages;
@@ -487,78 +479,100 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 			    cudaFuncSetAttribute(
 				tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
 			    "TMA kernel shared memory (lower --tma-chunk or --tma-stages)");
-			if (rc != 0)
-				return rc;
 		}
-	while (done < n) {
-		int b = (int)(n - done < t->max_batch ? n - done : t->max_batch), rc2;
+	return rc;
+}
+
+/* A batch of b launches of ops[s] on each stream s behind the gate, an event before each;
+ * *queued: the streams enqueued (all of them, or up to a failure). */
+static int enqueue(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, int b,
+		   uint64_t timeout_ns, int *queued)
+{
+	int s, i, rc = 0;
+
+	for (s = 0; s < nops && rc == 0; s++) {
+		cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
+
+		if (t->gate) {
+			gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket, timeout_ns,
+								t->late_d);
+			rc = eb_cuda_check(cudaGetLastError(), "gate kernel");
+		}
+		for (i = 0; i < b && rc == 0; i++) {
+			rc = eb_cuda_check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");
+			if (rc == 0)
+				rc = launch(t, s, &ops[s], timeout_ns);
+		}
+		if (rc == 0)
+			rc = eb_cuda_check(cudaEventRecord(ev[b], t->streams[s]), "cudaEventRecord");
+	}
+	*queued = s;
+	return rc;
+}
+
+/* The batch's seconds per launch: each launch's with one stream, else the batch's span over
+ * every stream divided by its launches. */
+static int batch_samples(struct eb_ik_timer *t, int nops, int b, double *samples, long *nsamples)
+{
+	float lo = 0, hi = 0;
+	int s, i, rc = 0;
+
+	for (i = 0; nops == 1 && i < b && rc == 0; i++) {
+		float ms = 0;
+
+		rc = eb_cuda_check(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
+				   "cudaEventElapsedTime");
+		samples[(*nsamples)++] = ms * 1e-3;
+	}
+	if (nops == 1)
+		return rc;
+	for (s = 0; s < nops && rc == 0; s++) {
+		float a = 0, z = 0;
+		cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
+
+		rc = eb_cuda_check(cudaEventElapsedTime(&a, t->ev[0], ev[0]), "cudaEventElapsedTime");
+		if (rc == 0)
+			rc = eb_cuda_check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
+					   "cudaEventElapsedTime");
+		lo = s == 0 || a < lo ? a : lo;
+		hi = s == 0 || z > hi ? z : hi;
+	}
+	if (rc == 0)
+		samples[(*nsamples)++] = (hi - lo) * 1e-3 / b;
+	return rc;
+}
+
+int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long n, double *samples,
+	      long *nsamples, double timeout_s, int (*sync)(void *), void *arg)
+{
+	uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
+	long done = 0;
+	int rc;
+
+	*nsamples = 0;
+	if (nops > t->nstreams)
+		return EB_EINVAL;
+	rc = tma_smem(ops, nops);
+	while (rc == 0 && done < n) {
+		int b = (int)(n - done < t->max_batch ? n - done : t->max_batch), queued, rc2;
 
 		t->ticket++;
 		*(volatile uint32_t *)t->late_h = 0;
-		for (s = 0; s < nops && rc == 0; s++) {
-			cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
-
-			if (t->gate) {
-				gate_kernel<<<1, 1, 0, t->streams[s]>>>(t->go_d, t->ticket,
-									timeout_ns, t->late_d);
-				rc = eb_cuda_check(cudaGetLastError(), "gate kernel");
-			}
-			for (i = 0; i < b && rc == 0; i++) {
-				rc = eb_cuda_check(cudaEventRecord(ev[i], t->streams[s]),
-						   "cudaEventRecord");
-				if (rc == 0)
-					rc = launch(t, s, &ops[s], timeout_ns);
-			}
-			if (rc == 0)
-				rc = eb_cuda_check(cudaEventRecord(ev[b], t->streams[s]),
-						   "cudaEventRecord");
-		}
+		rc = enqueue(t, ops, nops, b, timeout_ns, &queued);
 		if (rc == 0 && sync != NULL)
 			rc = sync(arg);
 		/* Open the gate even after a failure, so nothing queued waits for its timeout. */
 		__atomic_store_n(t->go_h, t->ticket, __ATOMIC_RELEASE);
-		rc2 = wait_batch(t, s, b, host_ns() + timeout_ns);
-		if (rc == 0)
-			rc = rc2;
+		rc2 = wait_batch(t, queued, b, host_ns() + timeout_ns);
+		rc = rc != 0 ? rc : rc2;
 		if (rc == 0 && *(volatile uint32_t *)t->late_h != 0) {
-			fprintf(stderr, "efabench: error: the gate kernel timed out: the host took "
-					"longer than the deadline to enqueue a batch\n");
+			eb_err("the gate kernel timed out: the host took longer than the deadline to "
+			       "enqueue a batch");
 			rc = EB_ETIMEDOUT;
 		}
-		if (rc != 0)
-			return rc;
-		if (nops == 1) {
-			for (i = 0; i < b; i++) {
-				float ms = 0;
-
-				rc =
-				    eb_cuda_check(cudaEventElapsedTime(&ms, t->ev[i], t->ev[i + 1]),
-						  "cudaEventElapsedTime");
-				if (rc != 0)
-					return rc;
-				samples[(*nsamples)++] = ms * 1e-3;
-			}
-		} else {
-			float lo = 0, hi = 0;
-
-			for (s = 0; s < nops; s++) {
-				float a, z;
-				cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
-
-				rc = eb_cuda_check(cudaEventElapsedTime(&a, t->ev[0], ev[0]),
-						   "cudaEventElapsedTime");
-				if (rc == 0)
-					rc =
-					    eb_cuda_check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
-							  "cudaEventElapsedTime");
-				if (rc != 0)
-					return rc;
-				lo = s == 0 || a < lo ? a : lo;
-				hi = s == 0 || z > hi ? z : hi;
-			}
-			samples[(*nsamples)++] = (hi - lo) * 1e-3 / b;
-		}
+		if (rc == 0)
+			rc = batch_samples(t, nops, b, samples, nsamples);
 		done += b;
 	}
-	return 0;
+	return rc;
 }

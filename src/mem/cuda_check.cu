@@ -1,14 +1,14 @@
 #include "cuda_check.h"
+#include "core/log.h"
 #include "efabench/status.h"
 
 #include <cuda_runtime.h>
-#include <stdio.h>
 
 extern "C" int eb_cuda_check(int err, const char *what)
 {
 	if (err == cudaSuccess)
 		return EB_OK;
-	fprintf(stderr, "efabench: error: %s: %s\n", what, cudaGetErrorString((cudaError_t)err));
+	eb_err("%s: %s", what, cudaGetErrorString((cudaError_t)err));
 	return err == cudaErrorMemoryAllocation ? EB_ENOMEM : EB_ESYS;
 }
 

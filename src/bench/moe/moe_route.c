@@ -232,84 +232,83 @@ static void token_weights(const struct eb_route_spec *r, const struct eb_moe_sha
 			w[e] = 0;
 }
 
-int eb_route_build(struct eb_route *rt, const struct eb_route_spec *r,
-		   const struct eb_moe_shape *sh)
+/* A file's matrix: token t of src goes to dst when (t + dst * tokens / ranks) % tokens < the
+ * count, to dst's expert t % per. */
+static int from_file(struct eb_route *rt, const struct eb_route_spec *r,
+		     const struct eb_moe_shape *sh)
 {
 	size_t nr = (size_t)sh->ranks, nt = (size_t)sh->tokens;
-	double *base = NULL, *w = NULL, *key = NULL;
-	int per = sh->experts / sh->ranks, s, t, e, k, rc = EB_ENOMEM;
+	int64_t *m = calloc(nr * nr, sizeof(*m));
+	int s, t, d, k, rc;
 	char why[256];
 
-	memset(rt, 0, sizeof(*rt));
-	rt->ranks = sh->ranks;
-	rt->tokens = sh->tokens;
-	rt->experts = sh->experts;
-	rt->per_rank = per;
-	rt->width = r->kind == EB_ROUTE_FILE ? sh->ranks : sh->topk;
-	rt->sel = malloc(sizeof(*rt->sel) * nr * nt * (size_t)rt->width);
-	rt->count = calloc(nr * nr, sizeof(*rt->count));
-	rt->nsel = calloc(nr * nr, sizeof(*rt->nsel));
-	base = malloc(sizeof(*base) * (size_t)sh->experts);
-	w = malloc(sizeof(*w) * (size_t)sh->experts);
-	key = malloc(sizeof(*key) * (size_t)sh->experts);
-	if (rt->sel == NULL || rt->count == NULL || rt->nsel == NULL || base == NULL || w == NULL ||
-	    key == NULL) {
-		eb_err("out of memory for the routing of %d tokens x %d ranks", sh->tokens,
-		       sh->ranks);
-		goto out;
-	}
-	memset(rt->sel, 0xff, sizeof(*rt->sel) * nr * nt * (size_t)rt->width);
-	if (r->kind == EB_ROUTE_FILE) {
-		int64_t *m = calloc(nr * nr, sizeof(*m));
-		int d;
+	rc = m == NULL ? EB_ENOMEM : read_matrix(r->path, sh, m, why, sizeof(why));
+	if (rc == EB_EINVAL)
+		eb_err("%s", why);
+	for (s = 0; rc == EB_OK && s < sh->ranks; s++)
+		for (t = 0; t < sh->tokens; t++) {
+			int32_t *out = &rt->sel[((size_t)s * nt + (size_t)t) * nr];
 
-		rc = m == NULL ? EB_ENOMEM : read_matrix(r->path, sh, m, why, sizeof(why));
-		if (rc == EB_EINVAL)
-			eb_err("%s", why);
-		for (s = 0; rc == EB_OK && s < sh->ranks; s++)
-			for (t = 0; t < sh->tokens; t++) {
-				int32_t *out = &rt->sel[((size_t)s * nt + (size_t)t) * nr];
+			for (d = 0, k = 0; d < sh->ranks; d++) {
+				int64_t shift = (int64_t)d * sh->tokens / sh->ranks;
 
-				for (d = 0, k = 0; d < sh->ranks; d++) {
-					int64_t shift = (int64_t)d * sh->tokens / sh->ranks;
-
-					if ((t + shift) % sh->tokens <
-					    m[(size_t)s * nr + (size_t)d])
-						out[k++] = d * per + t % per;
-				}
+				if ((t + shift) % sh->tokens < m[(size_t)s * nr + (size_t)d])
+					out[k++] = d * rt->per_rank + t % rt->per_rank;
 			}
-		free(m);
-		if (rc != EB_OK)
-			goto out;
-	} else {
-		uint64_t st = mix(sh->seed ^ 0x6d6f65ull);
-
-		for (e = 0; e < sh->experts; e++) {
-			double u1 = unit(&st), u2 = unit(&st);
-			double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-
-			base[e] = r->kind == EB_ROUTE_LOGNORMAL ? exp(r->sigma * z)
-				  : r->kind == EB_ROUTE_HOT && e / per == r->hot_rank
-				      ? r->hot_factor
-				      : 1.0;
 		}
-		for (s = 0; s < sh->ranks; s++)
-			for (t = 0; t < sh->tokens; t++) {
-				uint64_t ts =
-				    mix(sh->seed ^ mix(((uint64_t)s << 32) | (uint64_t)t));
+	free(m);
+	return rc;
+}
 
-				token_weights(r, sh, base, &ts, w);
-				pick(w, sh->experts, sh->topk, ts, key,
-				     &rt->sel[((size_t)s * nt + (size_t)t) * (size_t)rt->width]);
-			}
+/* Drawn from the seed: every expert's base weight, then each token's top-k. */
+static int drawn(struct eb_route *rt, const struct eb_route_spec *r, const struct eb_moe_shape *sh)
+{
+	double *base = malloc(sizeof(*base) * (size_t)sh->experts);
+	double *w = malloc(sizeof(*w) * (size_t)sh->experts);
+	double *key = malloc(sizeof(*key) * (size_t)sh->experts);
+	uint64_t st = mix(sh->seed ^ 0x6d6f65ull);
+	int per = rt->per_rank, s, t, e, rc = EB_ENOMEM;
+
+	if (base == NULL || w == NULL || key == NULL)
+		goto free_tables;
+	for (e = 0; e < sh->experts; e++) {
+		double u1 = unit(&st), u2 = unit(&st);
+		double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+
+		base[e] = r->kind == EB_ROUTE_LOGNORMAL ? exp(r->sigma * z)
+			  : r->kind == EB_ROUTE_HOT && e / per == r->hot_rank ? r->hot_factor
+									      : 1.0;
 	}
 	for (s = 0; s < sh->ranks; s++)
 		for (t = 0; t < sh->tokens; t++) {
+			uint64_t ts = mix(sh->seed ^ mix(((uint64_t)s << 32) | (uint64_t)t));
+
+			token_weights(r, sh, base, &ts, w);
+			pick(w, sh->experts, sh->topk, ts, key,
+			     &rt->sel[((size_t)s * (size_t)sh->tokens + (size_t)t) *
+				      (size_t)rt->width]);
+		}
+	rc = EB_OK;
+free_tables:
+	free(base);
+	free(w);
+	free(key);
+	return rc;
+}
+
+/* Tokens and selections per (source, destination) from the selections. */
+static void tally(struct eb_route *rt)
+{
+	size_t nr = (size_t)rt->ranks;
+	int s, t, k;
+
+	for (s = 0; s < rt->ranks; s++)
+		for (t = 0; t < rt->tokens; t++) {
 			const int32_t *x = eb_route_sel(rt, s, t);
 			int last = -1;
 
 			for (k = 0; k < rt->width && x[k] >= 0; k++) {
-				int d = x[k] / per;
+				int d = x[k] / rt->per_rank;
 
 				rt->nsel[(size_t)s * nr + (size_t)d]++;
 				if (d != last)
@@ -317,14 +316,40 @@ int eb_route_build(struct eb_route *rt, const struct eb_route_spec *r,
 				last = d;
 			}
 		}
-	rc = EB_OK;
-out:
-	free(base);
-	free(w);
-	free(key);
-	if (rc != EB_OK)
+}
+
+int eb_route_build(struct eb_route *rt, const struct eb_route_spec *r,
+		   const struct eb_moe_shape *sh)
+{
+	size_t nr = (size_t)sh->ranks, nt = (size_t)sh->tokens;
+	int rc;
+
+	memset(rt, 0, sizeof(*rt));
+	rt->ranks = sh->ranks;
+	rt->tokens = sh->tokens;
+	rt->experts = sh->experts;
+	rt->per_rank = sh->experts / sh->ranks;
+	rt->width = r->kind == EB_ROUTE_FILE ? sh->ranks : sh->topk;
+	rt->sel = malloc(sizeof(*rt->sel) * nr * nt * (size_t)rt->width);
+	rt->count = calloc(nr * nr, sizeof(*rt->count));
+	rt->nsel = calloc(nr * nr, sizeof(*rt->nsel));
+	if (rt->sel == NULL || rt->count == NULL || rt->nsel == NULL) {
+		eb_err("out of memory for the routing of %d tokens x %d ranks", sh->tokens,
+		       sh->ranks);
 		eb_route_free(rt);
-	return rc;
+		return EB_ENOMEM;
+	}
+	memset(rt->sel, 0xff, sizeof(*rt->sel) * nr * nt * (size_t)rt->width);
+	rc = r->kind == EB_ROUTE_FILE ? from_file(rt, r, sh) : drawn(rt, r, sh);
+	if (rc == EB_ENOMEM)
+		eb_err("out of memory for the routing of %d tokens x %d ranks", sh->tokens,
+		       sh->ranks);
+	if (rc != EB_OK) {
+		eb_route_free(rt);
+		return rc;
+	}
+	tally(rt);
+	return EB_OK;
 }
 
 void eb_route_free(struct eb_route *rt)

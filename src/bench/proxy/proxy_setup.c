@@ -39,6 +39,74 @@ static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_prox
 			 want >= 0 ? "--proxy-cpu" : "auto");
 }
 
+/* Rank 0's source and every target's buffer, registered and keys exchanged (collective);
+ * with --check a phase's puts each get a slot of their own, within the cap. */
+static int buffers(struct eb_ctx *c, struct pstate *st, const struct popts *po,
+		   struct eb_proxy_bufs *pb)
+{
+	int rc;
+
+	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
+	st->spread = c->o->check && po->mode != MODE_LAT;
+	if (st->spread) {
+		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
+		size_t want = st->slot * (size_t)n;
+
+		want = want < EB_PX_SPREAD_BYTES ? want : EB_PX_SPREAD_BYTES;
+		st->slot = want > st->slot ? want : st->slot;
+	}
+	if (c->rank == 0) {
+		rc = eb_payload_alloc(c, &st->src, st->slot, "the put source");
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+		/* Rank 0 is never a target, but the key exchange is collective. */
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		pb->src = eb_payload_at(&st->src, 0);
+		pb->src_len = st->slot;
+		pb->src_mrs = st->src.reg.mr;
+	} else {
+		rc = eb_payload_alloc(c, &st->dst, st->slot, "the put target");
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	}
+	pb->dst_len = st->slot;
+	pb->dst_keys = st->dst.reg.rkeys;
+	return rc;
+}
+
+/* Every rank learns how many producers "all SMs" means on rank 0. */
+static int rank0_sms(struct eb_ctx *c, const struct popts *po, int *sms0)
+{
+	int32_t sms = 0, *all = calloc((size_t)c->nranks, sizeof(*all));
+	int rc;
+
+	if (all == NULL)
+		return EB_ENOMEM;
+#ifdef EB_HAVE_CUDA
+	if (!po->on_cpu && c->rank == 0)
+		sms = eb_gpu_sms();
+#endif
+	rc = eb_boot_allgather(c->e->boot, &sms, all, sizeof(sms), eb_engine_deadline(c->e));
+	*sms0 = rc == EB_OK ? all[0] : 0;
+	free(all);
+	return rc;
+}
+
+/* Latency mode, rank 0: the GPU<->CPU floor's round trip, p50 and p99. */
+static int floor_of(struct eb_ctx *c, struct pstate *st, const struct popts *po)
+{
+	double *rtt = calloc(10000, sizeof(*rtt));
+	struct eb_stats s;
+	int rc = rtt == NULL ? EB_ENOMEM
+			     : eb_floor_measure(!po->on_cpu, 10000, c->o->fab.timeout_s, rtt);
+
+	if (rc == EB_OK) {
+		eb_stats_compute(rtt, 10000, &s);
+		st->floor_us[0] = s.p50 / 1e3;
+		st->floor_us[1] = s.p99 / 1e3;
+	}
+	free(rtt);
+	return rc;
+}
+
 int eb_px_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
@@ -56,71 +124,25 @@ int eb_px_setup(struct eb_ctx *c)
 				    .cuda_device = c->gpu,
 				    .stall = po->stall_proxy};
 	struct eb_proxy_bufs pb = {0};
-	int32_t sms = 0, *all = NULL;
 	int rc;
 
 	if (st == NULL)
 		return EB_ENOMEM;
 	c->priv = st;
-	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->spread = c->o->check && po->mode != MODE_LAT;
-	if (st->spread) { /* room for every put of the longest phase, within the cap */
-		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
-		size_t want = st->slot * (size_t)n;
-
-		want = want < EB_PX_SPREAD_BYTES ? want : EB_PX_SPREAD_BYTES;
-		st->slot = want > st->slot ? want : st->slot;
-	}
 	st->window = c->window * e->nchan;
 	st->x = eb_xfers_new(e, e->nchan, c->window);
-
 	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
 	st->waits = calloc((size_t)e->nchan, sizeof(*st->waits));
-	all = calloc((size_t)c->nranks, sizeof(*all));
-	if (st->x == NULL || st->expect == NULL || st->waits == NULL || all == NULL) {
-		free(all);
+	if (st->x == NULL || st->expect == NULL || st->waits == NULL)
 		return EB_ENOMEM;
-	}
-	rc = EB_OK;
-	if (c->rank == 0) {
-		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->src, st->slot, "the put source");
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
-		/* Rank 0 is never a target, but the key exchange is collective. */
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
-		pb.src = eb_payload_at(&st->src, 0);
-		pb.src_len = st->slot;
-		pb.src_mrs = st->src.reg.mr;
-	} else {
-		rc = rc != EB_OK ? rc : eb_payload_alloc(c, &st->dst, st->slot, "the put target");
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
-	}
-	pb.dst_len = st->slot;
-	pb.dst_keys = st->dst.reg.rkeys;
-#ifdef EB_HAVE_CUDA
-	if (!po->on_cpu && c->rank == 0)
-		sms = eb_gpu_sms();
-#endif
-	/* Every rank learns how many producers "all SMs" means on rank 0. */
+	rc = buffers(c, st, po, &pb);
 	if (rc == EB_OK)
-		rc = eb_boot_allgather(e->boot, &sms, all, sizeof(sms), eb_engine_deadline(e));
-	st->sms0 = rc == EB_OK ? all[0] : 0;
-	free(all);
+		rc = rank0_sms(c, po, &st->sms0);
 	choose_cpu(c, st, &pxo);
 	if (rc == EB_OK)
 		rc = eb_proxy_open(&st->proxy, e, &pb, &pxo);
-	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0) {
-		double *rtt = calloc(10000, sizeof(*rtt));
-		struct eb_stats s;
-
-		rc = rtt == NULL ? EB_ENOMEM
-				 : eb_floor_measure(!po->on_cpu, 10000, c->o->fab.timeout_s, rtt);
-		if (rc == EB_OK) {
-			eb_stats_compute(rtt, 10000, &s);
-			st->floor_us[0] = s.p50 / 1e3;
-			st->floor_us[1] = s.p99 / 1e3;
-		}
-		free(rtt);
-	}
+	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0)
+		rc = floor_of(c, st, po);
 	return rc;
 }
 
