@@ -163,12 +163,9 @@ int eb_req_test(struct eb_engine *e, struct eb_req *r);
 #define EB_CHAN_ANY (-1) /* eb_imm_count: every channel together */
 uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
 
-/* Register buf on every channel and gather every rank's keys: rkeys[rank * nchan + chan].
- * Collective; a rank with nothing to expose passes buf = NULL and contributes no keys.
- * mrs has nchan entries. */
-int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
-		  struct eb_rkey *rkeys);
-/* The same for [off, off + len) of any memory kind (m NULL: nothing to expose). */
+/* Register [off, off + len) of m (any memory kind) on every channel and gather every rank's
+ * keys: rkeys[rank * nchan + chan]. Collective; a rank with nothing to expose passes m = NULL
+ * and contributes no keys. mrs has nchan entries. */
 int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
 		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys);
 void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);

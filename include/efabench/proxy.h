@@ -87,9 +87,6 @@ uint64_t eb_proxy_refused(const struct eb_proxy *p);
  * arrival, a signal applied): what a target waiting for a peer judges it by. */
 uint64_t eb_proxy_idle_ns(const struct eb_proxy *p);
 
-/* Commands the proxy has completed since open. */
-uint64_t eb_proxy_completed(const struct eb_proxy *p);
-
 /* Puts the proxy has started since open (each one write request, or one chunked write). */
 uint64_t eb_proxy_puts(const struct eb_proxy *p);
 

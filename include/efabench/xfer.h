@@ -109,14 +109,10 @@ struct eb_imm_wait {
 	uint64_t count;
 };
 
-/* Message rate: n writes of len bytes, all to the same remote address, with window of them in
- * flight on one channel; returns once every one completed. */
-int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size_t len, void *desc,
-		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
-		  uint64_t deadline);
-
-/* The same, write i taking the (i % slots)-th len bytes of buf to raddr + (i % slots) * len:
- * a burst whose every write can be checked afterwards (slots 1: all to the same place). With
+/* Message rate: n writes of len bytes with window of them in flight on one channel, write i
+ * taking the (i % slots)-th len bytes of buf to raddr + (i % slots) * len: a burst whose every
+ * write can be checked afterwards (slots 1: all to the same place); returns once every one
+ * completed. With
  * EB_BURST_INJECT in flags (buf is memory the CPU reads), writes of at most the channel's
  * inject_size go by fi_inject_writedata, as raw-libfabric benchmarks send small messages: no
  * completion comes for them, and the provider's queue, not window, bounds what is in flight. */

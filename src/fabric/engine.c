@@ -538,14 +538,6 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
 	return n;
 }
 
-int eb_engine_reg(struct eb_engine *e, void *buf, size_t len, uint64_t access, struct eb_mr *mrs,
-		  struct eb_rkey *rkeys)
-{
-	struct eb_mem m = {.kind = EB_MEM_HOST, .ptr = buf, .len = len, .gpu = -1, .dmabuf_fd = -1};
-
-	return eb_engine_reg_mem(e, buf != NULL ? &m : NULL, 0, len, access, mrs, rkeys);
-}
-
 int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
 		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys)
 {

@@ -505,14 +505,6 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 	return EB_OK;
 }
 
-int eb_xfer_burst(struct eb_engine *e, int chan, int peer, const void *buf, size_t len, void *desc,
-		  uint64_t raddr, uint64_t rkey, uint32_t imm, long n, int window,
-		  uint64_t deadline)
-{
-	return eb_xfer_burst_slots(e, chan, peer, buf, len, desc, raddr, rkey, imm, n, 1, 0, window,
-				   deadline);
-}
-
 int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf, size_t len,
 			void *desc, uint64_t raddr, uint64_t rkey, uint32_t imm, long n, long slots,
 			unsigned flags, int window, uint64_t deadline)

@@ -632,11 +632,6 @@ uint64_t eb_proxy_refused(const struct eb_proxy *p)
 	    (_Atomic uint64_t *)((char *)p->words.ptr + sizeof(uint64_t) * p->o.nsignals));
 }
 
-uint64_t eb_proxy_completed(const struct eb_proxy *p)
-{
-	return p->completed;
-}
-
 uint64_t eb_proxy_puts(const struct eb_proxy *p)
 {
 	return atomic_load_explicit(&p->puts, memory_order_relaxed);

@@ -19,20 +19,6 @@ void eb_table_col(struct eb_table *t, const char *head, int width, int left)
 	c->left = left;
 }
 
-void eb_table_seed(struct eb_table *t, const char *const *variants, int nvariants)
-{
-	int v;
-
-	eb_table_col(t, "Size", 5, 0);
-	eb_table_col(t, "Count", 9, 0);
-	for (v = 0; v < nvariants; v++) {
-		eb_table_col(t, variants[v], 10, 0);
-		eb_table_col(t, "BusBW (%)", 9, 0);
-		eb_table_col(t, "Lat (us)", 9, 0);
-	}
-	eb_table_col(t, "#wrong", 6, 0);
-}
-
 void eb_table_head(const struct eb_table *t)
 {
 	int c;
@@ -62,22 +48,6 @@ void eb_table_cell(struct eb_table *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->cell[t->ncells++], sizeof(t->cell[0]), fmt, ap);
 	va_end(ap);
-}
-
-void eb_table_pct(struct eb_table *t, double num, double den)
-{
-	if (den > 0 && num >= 0)
-		eb_table_cell(t, "%.1f", 100.0 * num / den);
-	else
-		eb_table_cell(t, "-");
-}
-
-void eb_table_size(struct eb_table *t, uint64_t size)
-{
-	char s[24];
-
-	eb_table_cell(t, "%s", eb_size_format(size, s, sizeof(s)));
-	eb_table_cell(t, "%llu", (unsigned long long)(size / 4));
 }
 
 void eb_table_row(struct eb_table *t)

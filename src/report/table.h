@@ -23,17 +23,11 @@ struct eb_table {
 /* Add a column; the width grows to fit the head. */
 void eb_table_col(struct eb_table *t, const char *head, int width, int left);
 
-/* The seeds' shape: Size, Count, then per variant name | BusBW (%) | Lat (us), then #wrong. */
-void eb_table_seed(struct eb_table *t, const char *const *variants, int nvariants);
 
 void eb_table_head(const struct eb_table *t);
 
 /* Cells of the row being built, left to right, printf-style; eb_table_row prints it. */
 void eb_table_cell(struct eb_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A percentage of num over den with one decimal, or "-" where den is not positive. */
-void eb_table_pct(struct eb_table *t, double num, double den);
-/* Size and Count (= size / 4), the first two cells of the seeds' shape. */
-void eb_table_size(struct eb_table *t, uint64_t size);
 void eb_table_row(struct eb_table *t);
 
 /* "# Out of bounds values : N OK|FAILED", as nccl-tests ends. */
