@@ -192,6 +192,8 @@ struct eb_bench {
 	 * may depend on what earlier rows measured (collectives allowed). The points of a row
 	 * take turns --rounds times. NULL: the sweep of sizes x variants (sweep.h). */
 	int (*plan)(struct eb_ctx *c, int row, struct eb_pt *pts, int max);
+	/* The benchmark's state, zeroed in c->priv before setup and freed after teardown. */
+	size_t priv_size;
 	/* Allocate and register for every point (collective); free. */
 	int (*setup)(struct eb_ctx *c);
 	void (*teardown)(struct eb_ctx *c);

@@ -162,7 +162,9 @@ static int measure(struct eb_ctx *c)
 
 	if (b->plan == NULL)
 		eb_sweep_open(c, &w);
-	if (c->staged)
+	if (b->priv_size > 0 && (c->priv = calloc(1, b->priv_size)) == NULL)
+		rc = EB_ENOMEM;
+	if (rc == EB_OK && c->staged)
 		rc = eb_stage_create(&c->stage, 64);
 	if (rc == EB_OK)
 		rc = b->setup != NULL ? b->setup(c) : EB_OK;
@@ -210,8 +212,10 @@ static int measure(struct eb_ctx *c)
 	}
 	eb_payload_unland(c);
 	c->failed = rc != EB_OK;
-	if (b->teardown != NULL)
+	if (b->teardown != NULL && (b->priv_size == 0 || c->priv != NULL))
 		b->teardown(c);
+	free(c->priv);
+	c->priv = NULL;
 	eb_stage_destroy(c->stage);
 	eb_sweep_close(&w);
 	return rc;

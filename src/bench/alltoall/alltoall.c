@@ -20,12 +20,9 @@ struct a2a_state {
 
 static int a2a_setup(struct eb_ctx *c)
 {
-	struct a2a_state *st = calloc(1, sizeof(*st));
+	struct a2a_state *st = c->priv;
 	int rc;
 
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
 	rc = eb_a2av_init(&st->a, c->e, c->nranks, c->chunk, c->window);
 	if (rc == EB_OK)
@@ -45,13 +42,9 @@ static void a2a_teardown(struct eb_ctx *c)
 {
 	struct a2a_state *st = c->priv;
 
-	if (st == NULL)
-		return;
 	eb_a2av_fini(&st->a);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
-	free(st);
-	c->priv = NULL;
 }
 
 /* Balanced split: static layouts know each channel's share; a pool does not. */
@@ -143,6 +136,7 @@ static void a2a_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb
 }
 
 static const struct eb_bench a2a_bench = {
+    .priv_size = sizeof(struct a2a_state),
     .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
 	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
     .nvariants = 3,

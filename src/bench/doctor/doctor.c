@@ -82,12 +82,9 @@ static int check(struct dctx *x)
 
 static int doctor_setup(struct eb_ctx *c)
 {
-	struct dctx *x = calloc(1, sizeof(*x));
+	struct dctx *x = c->priv;
 	int rc;
 
-	if (x == NULL)
-		return EB_ENOMEM;
-	c->priv = x;
 	*x = (struct dctx){.o = c->o, .d = c->own, .boot = c->boot, .n = c->nranks, .me = c->rank};
 	x->single = eb_boot_single_host(c->boot, eb_doctor_deadline(x));
 	if (x->single < 0)
@@ -113,8 +110,6 @@ static void doctor_teardown(struct eb_ctx *c)
 	struct dctx *x = c->priv;
 	int k;
 
-	if (x == NULL)
-		return;
 	eb_doctor_close(x, c->failed);
 	c->e = NULL;
 	for (k = 0; x->per != NULL && k < x->n; k++)
@@ -123,8 +118,6 @@ static void doctor_teardown(struct eb_ctx *c)
 	free(x->all);
 	free(x->names);
 	eb_checks_free(&x->mine);
-	free(x);
-	c->priv = NULL;
 }
 
 /* The NICs in tournament rounds: the pair cells' points, on the agreed NICs. */
@@ -137,27 +130,6 @@ static int doctor_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 		return 0;
 	x->t0 = eb_now_ns();
 	return eb_pairs_plan(x->pairs, row, pts, 1, x->d->iters, 20);
-}
-
-static void doctor_turn(struct eb_ctx *c)
-{
-	eb_pairs_turn(c, ((struct dctx *)c->priv)->pairs);
-}
-
-static int doctor_prepare(struct eb_ctx *c)
-{
-	return eb_pairs_prepare(c, ((struct dctx *)c->priv)->pairs);
-}
-
-static int doctor_iter(struct eb_ctx *c, long i)
-{
-	(void)i;
-	return eb_pairs_iter(c, ((struct dctx *)c->priv)->pairs);
-}
-
-static int doctor_verify(struct eb_ctx *c, uint64_t *wrong)
-{
-	return eb_pairs_verify(c, ((struct dctx *)c->priv)->pairs, wrong);
 }
 
 static void doctor_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
@@ -249,13 +221,14 @@ static const struct eb_opt doctor_opts[] = {
 
 /* It opens its own engine once the ranks agree on the NICs worth measuring. */
 static const struct eb_bench doctor_bench = {
+    .priv_size = sizeof(struct dctx),
     .plan = doctor_plan,
     .setup = doctor_setup,
     .teardown = doctor_teardown,
-    .turn = doctor_turn,
-    .prepare = doctor_prepare,
-    .iter = doctor_iter,
-    .verify = doctor_verify,
+    .turn = eb_pairs_turn,
+    .prepare = eb_pairs_prepare,
+    .iter = eb_pairs_iter,
+    .verify = eb_pairs_verify,
     .facts = doctor_facts,
     .record = doctor_record,
     .close = doctor_close,

@@ -23,6 +23,7 @@ struct chan_name {
 };
 
 struct dctx {
+	struct eb_pairs *pairs; /* first: the pair cells' hooks find it here */
 	const struct eb_opts *o;
 	const struct dopts *d;
 	struct eb_boot *boot;
@@ -37,7 +38,6 @@ struct dctx {
 	struct chan_name *names; /* [rank][chan] */
 	struct eb_engine e;	 /* on the agreed NICs, while measuring */
 	int opened;
-	struct eb_pairs *pairs;
 	const struct eb_cell *grid; /* rank 0: [(chan * n + src) * n + dst], once measured */
 	int rounds;
 	uint64_t t0;

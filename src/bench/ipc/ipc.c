@@ -96,8 +96,6 @@ static void ipc_teardown(struct eb_ctx *ctx)
 {
 	struct ipc_ctx *c = ctx->priv;
 
-	if (c == NULL)
-		return;
 	close_peers(c);
 	eb_ik_timer_destroy(c->timer);
 	eb_ik_free(c->exp);
@@ -106,8 +104,6 @@ static void ipc_teardown(struct eb_ctx *ctx)
 	free(c->ordinal);
 	free(c->peer);
 	free(c->scratch);
-	free(c);
-	ctx->priv = NULL;
 }
 
 static void add_shape(struct ipc_ctx *c, int method, int grid, int block)
@@ -148,13 +144,10 @@ static int ipc_setup(struct eb_ctx *ctx)
 	const struct eb_opts *o = ctx->o;
 	const struct ipc_opts *io = ctx->own;
 	long nsamples = o->iters > o->warmup ? o->iters : o->warmup;
-	struct ipc_ctx *c = calloc(1, sizeof(*c));
+	struct ipc_ctx *c = ctx->priv;
 	size_t region;
 	int rc;
 
-	if (c == NULL)
-		return EB_ENOMEM;
-	ctx->priv = c;
 	*c = (struct ipc_ctx){.o = o,
 			      .io = io,
 			      .boot = ctx->boot,
@@ -308,6 +301,7 @@ static const struct eb_opt ipc_opts[] = {
 
 #ifdef EB_HAVE_CUDA
 static const struct eb_bench ipc_bench = {
+    .priv_size = sizeof(struct ipc_ctx),
     .plan = ipc_plan,
     .setup = ipc_setup,
     .teardown = ipc_teardown,

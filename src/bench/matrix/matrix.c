@@ -44,13 +44,10 @@ static int choose_members(const struct eb_ctx *c, struct mstate *m)
 static int matrix_setup(struct eb_ctx *c)
 {
 	const struct mopts *mo = c->own;
-	struct mstate *m = calloc(1, sizeof(*m));
+	struct mstate *m = c->priv;
 	struct host me;
 	int rc;
 
-	if (m == NULL)
-		return EB_ENOMEM;
-	c->priv = m;
 	*m = (struct mstate){.mo = mo, .n = c->nranks, .nch = c->e->nchan};
 	if (c->nranks < 2) {
 		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", c->nranks);
@@ -77,13 +74,9 @@ static void matrix_teardown(struct eb_ctx *c)
 {
 	struct mstate *m = c->priv;
 
-	if (m == NULL)
-		return;
 	eb_pairs_close(m->pairs);
 	free(m->mem);
 	free(m->hosts);
-	free(m);
-	c->priv = NULL;
 }
 
 static int matrix_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
@@ -95,27 +88,6 @@ static int matrix_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 		return 0;
 	m->t0 = eb_now_ns();
 	return eb_pairs_plan(m->pairs, row, pts, m->mo->warm, m->mo->iters, m->mo->lat_iters);
-}
-
-static void matrix_turn(struct eb_ctx *c)
-{
-	eb_pairs_turn(c, ((struct mstate *)c->priv)->pairs);
-}
-
-static int matrix_prepare(struct eb_ctx *c)
-{
-	return eb_pairs_prepare(c, ((struct mstate *)c->priv)->pairs);
-}
-
-static int matrix_iter(struct eb_ctx *c, long i)
-{
-	(void)i;
-	return eb_pairs_iter(c, ((struct mstate *)c->priv)->pairs);
-}
-
-static int matrix_verify(struct eb_ctx *c, uint64_t *wrong)
-{
-	return eb_pairs_verify(c, ((struct mstate *)c->priv)->pairs, wrong);
 }
 
 /* Rank 0: the cells into the grid; their records come once the typical rates are known. */
@@ -229,14 +201,15 @@ static const struct eb_opt matrix_opts[] = {
 };
 
 static const struct eb_bench matrix_bench = {
+    .priv_size = sizeof(struct mstate),
     .uses = EB_USES_FABRIC,
     .plan = matrix_plan,
     .setup = matrix_setup,
     .teardown = matrix_teardown,
-    .turn = matrix_turn,
-    .prepare = matrix_prepare,
-    .iter = matrix_iter,
-    .verify = matrix_verify,
+    .turn = eb_pairs_turn,
+    .prepare = eb_pairs_prepare,
+    .iter = eb_pairs_iter,
+    .verify = eb_pairs_verify,
     .facts = matrix_facts,
     .record = matrix_record,
     .close = eb_matrix_close,

@@ -23,11 +23,11 @@ struct host {
 };
 
 struct mstate {
+	struct eb_pairs *pairs; /* first: the pair cells' hooks find it here */
 	const struct mopts *mo;
 	int n, nch, rounds;
 	int *mem, nm; /* the ranks that measure (all, or the first of each host) */
 	struct host *hosts;
-	struct eb_pairs *pairs;
 	uint64_t t0;	  /* when the schedule started */
 	double elapsed_s; /* rank 0: the whole schedule */
 };

@@ -101,6 +101,7 @@ static void moe_teardown(struct eb_ctx *c)
 }
 
 const struct eb_bench eb_moe_bench = {
+    .priv_size = sizeof(struct mstate),
     .uses = EB_USES_FABRIC,
     .plan = moe_plan,
     .setup = moe_setup,

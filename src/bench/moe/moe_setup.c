@@ -246,10 +246,7 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 
 	if (rc != EB_OK)
 		return rc;
-	st = calloc(1, sizeof(*st));
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
+	st = c->priv;
 	st->mo = mo;
 	st->inits = inits;
 	st->nq = mo->proxy_threads > 0 ? mo->proxy_threads : default_threads(c, mo, inits);
@@ -308,8 +305,6 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
 
-	if (st == NULL)
-		return;
 	close_side(&st->side[INIT_GPU], failed);
 	close_side(&st->side[INIT_CPU], failed);
 #ifdef EB_HAVE_CUDA
@@ -329,6 +324,4 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 	free(st->vals);
 	free(st->sum);
 	free(st->tickets);
-	free(st);
-	c->priv = NULL;
 }

@@ -126,8 +126,15 @@ int eb_pairs_plan(const struct eb_pairs *p, int row, struct eb_pt *pts, long war
 
 /* Turn t is (round, channel, direction): in each the pairs of the round write one way; the
  * lower rank of a pair writes in the first direction. */
-void eb_pairs_turn(struct eb_ctx *c, struct eb_pairs *p)
+/* The cells of the benchmark that runs them: the first member of its state. */
+static struct eb_pairs *of(const struct eb_ctx *c)
 {
+	return *(struct eb_pairs **)c->priv;
+}
+
+void eb_pairs_turn(struct eb_ctx *c)
+{
+	struct eb_pairs *p = of(c);
 	int t = c->turn, nch = p->e->nchan, d = t % 2, round = t / 2 / nch, peer = -1;
 
 	p->chan = t / 2 % nch;
@@ -149,8 +156,9 @@ static size_t at(const struct eb_ctx *c, const struct eb_pairs *p)
 	return c->pt->step == 0 ? 0 : p->size;
 }
 
-int eb_pairs_prepare(struct eb_ctx *c, struct eb_pairs *p)
+int eb_pairs_prepare(struct eb_ctx *c)
 {
+	struct eb_pairs *p = of(c);
 	size_t len = c->pt->size;
 
 	if (c->role == EB_ROLE_INIT) {
@@ -174,8 +182,9 @@ int eb_pairs_prepare(struct eb_ctx *c, struct eb_pairs *p)
 
 /* The initiator: one write, then the target's acknowledgement; the target: every chunk of
  * it arrived, then the acknowledgement. */
-int eb_pairs_iter(struct eb_ctx *c, struct eb_pairs *p)
+int eb_pairs_iter(struct eb_ctx *c, long i)
 {
+	struct eb_pairs *p = of(c);
 	uint64_t deadline = eb_deadline(c->o->fab.timeout_s);
 	int ch = p->chan, rc;
 
@@ -206,8 +215,9 @@ int eb_pairs_iter(struct eb_ctx *c, struct eb_pairs *p)
 }
 
 /* The target checks every byte of the last write. */
-int eb_pairs_verify(struct eb_ctx *c, struct eb_pairs *p, uint64_t *wrong)
+int eb_pairs_verify(struct eb_ctx *c, uint64_t *wrong)
 {
+	struct eb_pairs *p = of(c);
 	struct eb_pattern pat = {(uint32_t)c->peer, (uint32_t)c->rank, c->epoch};
 
 	if (c->role == EB_ROLE_TARGET)

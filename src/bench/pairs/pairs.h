@@ -61,11 +61,12 @@ int eb_pairs_partner(int n, int round, int rank);
  * (lat_iters 8-byte writes); 0 after. */
 int eb_pairs_plan(const struct eb_pairs *p, int row, struct eb_pt *pts, long warm, long iters,
 		  long lat_iters);
-/* The hooks over one cell, either side. */
-void eb_pairs_turn(struct eb_ctx *c, struct eb_pairs *p);
-int eb_pairs_prepare(struct eb_ctx *c, struct eb_pairs *p);
-int eb_pairs_iter(struct eb_ctx *c, struct eb_pairs *p);
-int eb_pairs_verify(struct eb_ctx *c, struct eb_pairs *p, uint64_t *wrong);
+/* The hooks over one cell, either side, for a benchmark whose state (c->priv) starts with its
+ * struct eb_pairs pointer. */
+void eb_pairs_turn(struct eb_ctx *c);
+int eb_pairs_prepare(struct eb_ctx *c);
+int eb_pairs_iter(struct eb_ctx *c, long i);
+int eb_pairs_verify(struct eb_ctx *c, uint64_t *wrong);
 /* Rank 0: a measured point's cells into the grid. */
 int eb_pairs_collect(struct eb_pairs *p, const struct eb_meas *m);
 

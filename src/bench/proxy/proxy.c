@@ -284,6 +284,7 @@ static const struct eb_opt proxy_opts[] = {
 };
 
 static const struct eb_bench proxy_bench = {
+    .priv_size = sizeof(struct pstate),
     .metric = "t = one put, first push to its completion (blocking: per put; NBI and rate: the "
 	      "phase / puts); CPU: the same writes posted by the host from the proxy thread's "
 	      "CPU; Gbps = 8*S/t",

@@ -111,7 +111,7 @@ int eb_px_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
 	const struct popts *po = own(c);
-	struct pstate *st = calloc(1, sizeof(*st));
+	struct pstate *st = c->priv;
 	struct eb_proxy_opts pxo = {.layout = EB_LAYOUT_SINGLE,
 				    .chunk = c->chunk,
 				    .window = c->window,
@@ -126,9 +126,6 @@ int eb_px_setup(struct eb_ctx *c)
 	struct eb_proxy_bufs pb = {0};
 	int rc;
 
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
 	st->window = c->window * e->nchan;
 	st->x = eb_xfers_new(e, e->nchan, c->window);
 	st->expect = calloc((size_t)e->nchan, sizeof(*st->expect));
@@ -150,8 +147,6 @@ void eb_px_teardown(struct eb_ctx *c)
 {
 	struct pstate *st = c->priv;
 
-	if (st == NULL)
-		return;
 	eb_proxy_close(st->proxy);
 	eb_xfers_free(st->x, c->e->nchan);
 	eb_payload_free(&st->src);
@@ -159,8 +154,6 @@ void eb_px_teardown(struct eb_ctx *c)
 
 	free(st->expect);
 	free(st->waits);
-	free(st);
-	c->priv = NULL;
 }
 
 /* Every put of a phase carries the same S bytes to offset 0 (checked phase-timed phases: to a

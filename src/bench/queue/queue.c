@@ -37,13 +37,10 @@ struct qstate {
 static int queue_setup(struct eb_ctx *c)
 {
 	const struct qopts *o = c->own;
-	struct qstate *st = calloc(1, sizeof(*st));
+	struct qstate *st = c->priv;
 	const char *why;
 	int rc;
 
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
 	st->q = (struct qctx){.o = o, .gpu = !o->on_cpu, .timeout_s = c->o->fab.timeout_s};
 	/* One process: nothing started yet, so a missing GPU is bad input like any other. */
 	if (st->q.gpu && (why = eb_mem_gpu_absent()) != NULL) {
@@ -79,13 +76,9 @@ static void queue_teardown(struct eb_ctx *c)
 {
 	struct qstate *st = c->priv;
 
-	if (st == NULL)
-		return;
 	eb_gpuq_destroy(&st->q.q);
 	eb_q_free_flags(&st->q);
 	free(st->rtt_ns);
-	free(st);
-	c->priv = NULL;
 }
 
 static int queue_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
@@ -332,6 +325,7 @@ static const struct eb_opt queue_opts[] = {
 };
 
 static const struct eb_bench queue_bench = {
+    .priv_size = sizeof(struct qstate),
     .plan = queue_plan,
     .setup = queue_setup,
     .teardown = queue_teardown,

@@ -22,12 +22,9 @@ static int sendrecv_setup(struct eb_ctx *c)
 	struct eb_engine *e = c->e;
 	struct eb_chan *ch = &e->chan[0];
 	size_t max = (size_t)c->o->sizes[c->o->nsizes - 1];
-	struct sendrecv_state *st = calloc(1, sizeof(*st));
+	struct sendrecv_state *st = c->priv;
 	int rc;
 
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
 	/* Chunks of one message land in order only where sends are ordered (FI_ORDER_SAS);
 	 * elsewhere each message goes as one operation. */
 	st->chunk = ch->ordered_sends ? c->chunk : max;
@@ -51,14 +48,10 @@ static void sendrecv_teardown(struct eb_ctx *c)
 {
 	struct sendrecv_state *st = c->priv;
 
-	if (st == NULL)
-		return;
 	eb_xfer_fini(&st->tx);
 	eb_xfer_fini(&st->rx);
 	eb_payload_free(&st->out);
 	eb_payload_free(&st->in);
-	free(st);
-	c->priv = NULL;
 }
 
 /* Post the receive of the peer's next message (as much of it as the window allows; a message
@@ -182,6 +175,7 @@ static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off, 
 }
 
 static const struct eb_bench sendrecv_bench = {
+    .priv_size = sizeof(struct sendrecv_state),
     .metric = "t = half the round trip (one-way); S bytes go each way",
     .nvariants = 1,
     .variants = {{{"Host", "SingleHost", "SingleDevice", "SingleStaged"},

@@ -63,12 +63,9 @@ static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
 static int write_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
-	struct write_state *st = calloc(1, sizeof(*st));
+	struct write_state *st = c->priv;
 	int rc;
 
-	if (st == NULL)
-		return EB_ENOMEM;
-	c->priv = st;
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
 	st->spread = ((const struct wopts *)c->o->own)->rate && c->o->check;
 	if (st->spread) { /* room for every write of the longest phase, within SPREAD_BYTES */
@@ -116,8 +113,6 @@ static void write_teardown(struct eb_ctx *c)
 {
 	struct write_state *st = c->priv;
 
-	if (st == NULL)
-		return;
 	eb_xfers_free(st->x, c->nranks * c->e->nchan);
 	eb_xfers_free(st->ack, c->nranks);
 	eb_region_close(&st->acks);
@@ -127,8 +122,6 @@ static void write_teardown(struct eb_ctx *c)
 	free(st->all);
 	free(st->expect);
 	free(st->waits);
-	free(st);
-	c->priv = NULL;
 }
 
 /* Targets of this phase as seen from rank 0: one, or every rank at once. */
@@ -370,6 +363,7 @@ static const struct eb_opt write_opts[] = {
 };
 
 static const struct eb_bench write_bench = {
+    .priv_size = sizeof(struct write_state),
     .metric = "t = first post to the acknowledgement that every chunk landed (--rate: the "
 	      "phase over its writes); Gbps counts S (Single, Split) or S*(N-1) (RoundRobin) "
 	      "bytes per t",
