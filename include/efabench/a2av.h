@@ -18,6 +18,7 @@ struct eb_a2av {
 	int nranks, nchan;
 	size_t chunk;
 	struct eb_xfer *x;	    /* [peer][chan] */
+	void *block;		    /* the arrays below */
 	struct eb_xfer **all;	    /* the step's armed writes */
 	struct eb_imm_wait *waits;  /* the step's arrivals */
 	uint64_t *expect;	    /* [source][chan] chunks counted so far */

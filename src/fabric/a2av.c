@@ -1,5 +1,6 @@
 #include "efabench/a2av.h"
 #include "efabench/status.h"
+#include "core/arrays.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,10 @@ int eb_a2av_init(struct eb_a2av *a, struct eb_engine *e, int nranks, size_t chun
 	a->nchan = e->nchan;
 	a->chunk = chunk;
 	a->x = eb_xfers_new(e, (int)nx, window);
-	a->all = calloc(nx, sizeof(*a->all));
-	a->waits = calloc(nx, sizeof(*a->waits));
-	a->expect = calloc(nx, sizeof(*a->expect));
-	a->total = calloc((size_t)nranks, sizeof(*a->total));
-	a->pools = calloc((size_t)nranks, sizeof(*a->pools));
-	if (a->x == NULL || a->all == NULL || a->waits == NULL || a->expect == NULL ||
-	    a->total == NULL || a->pools == NULL) {
+	a->block = eb_arrays(&a->all, nx, sizeof(*a->all), &a->waits, nx, sizeof(*a->waits),
+			     &a->expect, nx, sizeof(*a->expect), &a->total, (size_t)nranks,
+			     sizeof(*a->total), &a->pools, (size_t)nranks, sizeof(*a->pools), NULL);
+	if (a->x == NULL || a->block == NULL) {
 		eb_a2av_fini(a);
 		return EB_ENOMEM;
 	}
@@ -31,11 +29,7 @@ void eb_a2av_fini(struct eb_a2av *a)
 {
 	if (a->x != NULL)
 		eb_xfers_free(a->x, a->nranks * a->nchan);
-	free(a->all);
-	free(a->waits);
-	free(a->expect);
-	free(a->total);
-	free(a->pools);
+	free(a->block);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -7,6 +7,7 @@
 #include "efabench/mem.h"
 #include "efabench/status.h"
 #include "core/clock.h"
+#include "core/arrays.h"
 #include "core/log.h"
 #include "core/shmseg.h"
 #include "core/ticks.h"
@@ -46,6 +47,7 @@ struct eb_proxy {
 	struct slot *ring; /* consumed commands: [head, start) started, [start, tail) not */
 	uint64_t cap, head, start, tail; /* positions since open; slot = position & (cap - 1) */
 	struct eb_xfer *x;		 /* [active][nchan] */
+	void *tables;			 /* the arrays below, [active] ... [ranks], one block */
 	struct eb_req *one;		 /* [active]: a put of one chunk goes as this one request */
 	int *armed, narmed;		 /* groups whose one request is armed, not yet posted */
 	uint64_t full;			 /* channels refused a post in this pass (eb_chan_mark) */
@@ -648,18 +650,8 @@ void eb_proxy_close(struct eb_proxy *p)
 	eb_region_close(&p->in_reg);
 	eb_gpuq_destroy(&p->q);
 	eb_mem_free(&p->words);
-	free(p->one);
-	free(p->armed);
-	free(p->nx);
-	free(p->left);
-	free(p->owner);
-	free(p->posting);
-	free(p->free_groups);
-	free(p->out);
-	free(p->in);
+	free(p->tables);
 	free(p->pend);
-	free(p->planned);
-	free(p->base);
 	free(p->ring);
 	free(p);
 }
@@ -671,21 +663,15 @@ static int alloc_tables(struct eb_proxy *p)
 	p->cap = 1ull << p->o.log2n;
 	p->ring = calloc(p->cap, sizeof(*p->ring));
 	p->x = eb_xfers_new(p->e, a * nch, p->o.window);
-	p->one = calloc((size_t)a, sizeof(*p->one));
-	p->armed = calloc((size_t)a, sizeof(*p->armed));
-	p->nx = calloc((size_t)a, sizeof(*p->nx));
-	p->left = calloc((size_t)a, sizeof(*p->left));
-	p->owner = calloc((size_t)a, sizeof(*p->owner));
-	p->posting = calloc((size_t)a, sizeof(*p->posting));
-	p->free_groups = calloc((size_t)a, sizeof(*p->free_groups));
-	p->out = calloc((size_t)a, sizeof(*p->out));
-	p->in = calloc(NRECV, sizeof(*p->in));
-	p->planned = calloc((size_t)p->e->size, sizeof(*p->planned));
-	p->base = calloc((size_t)p->e->size, sizeof(*p->base));
-	if (p->ring == NULL || p->x == NULL || p->one == NULL || p->armed == NULL ||
-	    p->nx == NULL || p->left == NULL || p->owner == NULL || p->posting == NULL ||
-	    p->free_groups == NULL || p->out == NULL || p->in == NULL || p->planned == NULL ||
-	    p->base == NULL) {
+	p->tables = eb_arrays(&p->one, (size_t)a, sizeof(*p->one), &p->armed, (size_t)a,
+			      sizeof(*p->armed), &p->nx, (size_t)a, sizeof(*p->nx), &p->left,
+			      (size_t)a, sizeof(*p->left), &p->owner, (size_t)a, sizeof(*p->owner),
+			      &p->posting, (size_t)a, sizeof(*p->posting), &p->free_groups,
+			      (size_t)a, sizeof(*p->free_groups), &p->out, (size_t)a,
+			      sizeof(*p->out), &p->in, (size_t)NRECV, sizeof(*p->in), &p->planned,
+			      (size_t)p->e->size, sizeof(*p->planned), &p->base, (size_t)p->e->size,
+			      sizeof(*p->base), NULL);
+	if (p->ring == NULL || p->x == NULL || p->tables == NULL) {
 		eb_err("out of memory for the proxy's tables");
 		return EB_ENOMEM;
 	}

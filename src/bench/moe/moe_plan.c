@@ -1,4 +1,5 @@
 #include "moe_plan.h"
+#include "core/arrays.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -28,21 +29,10 @@ static int moves_alloc(struct eb_moe_moves *m, int ranks, int64_t items)
 	size_t n = (size_t)(items > 0 ? items : 1);
 
 	m->items = items;
-	m->off = calloc((size_t)ranks + 1, sizeof(*m->off));
-	m->src = calloc(n, sizeof(*m->src));
-	m->packed = calloc(n, sizeof(*m->packed));
-	m->len = calloc(n, sizeof(*m->len));
-	m->dst = calloc(n, sizeof(*m->dst));
-	return m->off && m->src && m->packed && m->len && m->dst ? EB_OK : EB_ENOMEM;
-}
-
-static void moves_free(struct eb_moe_moves *m)
-{
-	free(m->off);
-	free(m->src);
-	free(m->packed);
-	free(m->len);
-	free(m->dst);
+	m->block = eb_arrays(&m->off, (size_t)ranks + 1, sizeof(*m->off), &m->src, n,
+			     sizeof(*m->src), &m->packed, n, sizeof(*m->packed), &m->len, n,
+			     sizeof(*m->len), &m->dst, n, sizeof(*m->dst), NULL);
+	return m->block != NULL ? EB_OK : EB_ENOMEM;
 }
 
 static void moves_tally(struct eb_moe_moves *m, int rank)
@@ -188,17 +178,14 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt, int rank
 		p->recv_sel += at(rt->nsel, n, s, rank);
 		p->own_sel += at(rt->nsel, n, rank, s);
 	}
-	p->recv_from = calloc((size_t)n, sizeof(*p->recv_from));
-	p->back_from = calloc((size_t)n, sizeof(*p->back_from));
-	p->recv_tok = calloc((size_t)p->recv_tokens + 1, sizeof(*p->recv_tok));
-	p->recv_src = calloc((size_t)p->recv_tokens + 1, sizeof(*p->recv_src));
-	p->recv_outpos = calloc((size_t)p->recv_tokens + 1, sizeof(*p->recv_outpos));
-	p->back_base = calloc((size_t)n, sizeof(*p->back_base));
-	p->back_slot = calloc((size_t)rt->tokens * (size_t)rt->width, sizeof(*p->back_slot));
-	rc = p->recv_from && p->back_from && p->recv_tok && p->recv_src && p->recv_outpos &&
-		     p->back_base && p->back_slot
-		 ? EB_OK
-		 : EB_ENOMEM;
+	p->block = eb_arrays(
+	    &p->recv_from, (size_t)n, sizeof(*p->recv_from), &p->back_from, (size_t)n,
+	    sizeof(*p->back_from), &p->recv_tok, (size_t)p->recv_tokens + 1, sizeof(*p->recv_tok),
+	    &p->recv_src, (size_t)p->recv_tokens + 1, sizeof(*p->recv_src), &p->recv_outpos,
+	    (size_t)p->recv_tokens + 1, sizeof(*p->recv_outpos), &p->back_base, (size_t)n,
+	    sizeof(*p->back_base), &p->back_slot, (size_t)rt->tokens * (size_t)rt->width,
+	    sizeof(*p->back_slot), NULL);
+	rc = p->block != NULL ? EB_OK : EB_ENOMEM;
 	if (rc == EB_OK) {
 		int64_t out = 0;
 
@@ -223,14 +210,8 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt, int rank
 
 void eb_moe_plan_free(struct eb_moe_plan *p)
 {
-	moves_free(&p->dispatch);
-	moves_free(&p->combine);
-	free(p->recv_from);
-	free(p->back_from);
-	free(p->recv_tok);
-	free(p->recv_src);
-	free(p->recv_outpos);
-	free(p->back_base);
-	free(p->back_slot);
+	free(p->dispatch.block);
+	free(p->combine.block);
+	free(p->block);
 	memset(p, 0, sizeof(*p));
 }

@@ -19,6 +19,7 @@
  * destination, packed (copied from src to packed) where they are not contiguous, go as one.
  * The all-to-all-v baseline moves the packed bytes (packed before its clock starts). */
 struct eb_moe_moves {
+	void *block;	  /* the arrays below */
 	int64_t *off;	  /* [ranks + 1] */
 	uint64_t *src;	  /* [items] byte offset in the source region */
 	uint64_t *packed; /* [items] where the item sits contiguous per destination */
@@ -37,6 +38,7 @@ struct eb_moe_plan {
 	uint64_t x_off, pack_off, out_off, src_len;
 	uint64_t recv_off, back_off, dst_len;
 	struct eb_moe_moves dispatch, combine;
+	void *block; /* the arrays below */
 	/* What arrives here: from each source, tokens (dispatch) and writes (combine). */
 	int64_t *recv_from;   /* [ranks] dispatch items from s */
 	int64_t *back_from;   /* [ranks] combine items from expert rank d */

@@ -1,4 +1,5 @@
 #include "moe_state.h"
+#include "core/arrays.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
 #include "core/log.h"
@@ -134,15 +135,13 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 	uint64_t big = st->plan.src_len > st->plan.dst_len ? st->plan.src_len : st->plan.dst_len;
 	size_t hidden = (size_t)st->plan.out_bytes / 2;
 
-	st->expect = calloc(2 * n, sizeof(*st->expect));
-	st->vals = calloc(hidden, sizeof(*st->vals));
-	st->sum = calloc(2 * hidden, sizeof(*st->sum));
-	st->tickets = calloc(tickets_of(c, st), sizeof(*st->tickets));
-	if (c->mem == EB_MEM_DEVICE)
-		st->host = malloc(big);
+	/* a host image of a region, for checking GPU memory */
+	st->block = eb_arrays(&st->expect, 2 * n, sizeof(*st->expect), &st->vals, hidden,
+			      sizeof(*st->vals), &st->sum, 2 * hidden, sizeof(*st->sum),
+			      &st->tickets, tickets_of(c, st), sizeof(*st->tickets), &st->host,
+			      c->mem == EB_MEM_DEVICE ? (size_t)big : 0, (size_t)1, NULL);
 	if (eb_a2av_init(&st->a2a, c->e, c->nranks, c->chunk, c->window) != EB_OK ||
-	    st->expect == NULL || st->vals == NULL || st->sum == NULL || st->tickets == NULL ||
-	    (c->mem == EB_MEM_DEVICE && st->host == NULL)) {
+	    st->block == NULL) {
 		eb_err("out of memory for moe's state");
 		return EB_ENOMEM;
 	}
@@ -319,9 +318,5 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 	eb_payload_free(&st->dst);
 	eb_moe_plan_free(&st->plan);
 	eb_route_free(&st->rt);
-	free(st->expect);
-	free(st->host);
-	free(st->vals);
-	free(st->sum);
-	free(st->tickets);
+	free(st->block);
 }

@@ -62,6 +62,7 @@ struct mstate {
 	struct eb_moe_pool *pool;
 	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
 	int producers;			 /* of the current initiator */
+	void *block;	    /* expect, host, vals, sum and tickets, one allocation */
 	uint64_t *expect;   /* [2][ranks] signal sums awaited per source (cumulative) */
 	struct eb_a2av a2a; /* the baseline's writes and what it awaits (cumulative) */
 	char *host;	    /* a host copy of a region for checking GPU memory */

@@ -1,6 +1,7 @@
 #include "pairs.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
+#include "core/arrays.h"
 #include "core/clock.h"
 
 #include <stdio.h>
@@ -31,17 +32,16 @@ int eb_pairs_partner(int n, int round, int rank)
 
 void eb_pairs_close(struct eb_pairs *p)
 {
+	int k;
+
 	if (p == NULL)
 		return;
-	eb_xfer_fini(&p->data);
-	eb_xfer_fini(&p->small);
-	eb_xfer_fini(&p->tx);
-	eb_xfer_fini(&p->rx);
+	for (k = 0; k < NX; k++)
+		eb_xfer_fini(&p->x[k]);
 	eb_region_close(&p->src);
 	eb_region_close(&p->dst);
 	eb_region_close(&p->ctl_reg);
-	free(p->ctl);
-	free(p->grid);
+	free(p->block);
 	free(p);
 }
 
@@ -51,17 +51,13 @@ static int open_bufs(struct eb_pairs *p, enum eb_mem_kind mem)
 	int nch = e->nchan, rc;
 	struct eb_mem m = {.kind = EB_MEM_HOST, .gpu = -1, .dmabuf_fd = -1};
 
-	p->ctl = calloc((size_t)nch * 2, sizeof(*p->ctl));
-	p->grid = calloc((size_t)nch * (size_t)p->n * (size_t)p->n, sizeof(*p->grid));
-	rc = p->ctl != NULL && p->grid != NULL ? EB_OK : EB_ENOMEM;
-	if (rc == EB_OK)
-		rc = eb_xfer_init(&p->data, e, p->window);
-	if (rc == EB_OK)
-		rc = eb_xfer_init(&p->small, e, 1);
-	if (rc == EB_OK)
-		rc = eb_xfer_init(&p->tx, e, 1);
-	if (rc == EB_OK)
-		rc = eb_xfer_init(&p->rx, e, 1);
+	int k;
+
+	p->block = eb_arrays(&p->ctl, (size_t)nch * 2, sizeof(*p->ctl), &p->grid,
+			     (size_t)nch * (size_t)p->n * (size_t)p->n, sizeof(*p->grid), NULL);
+	rc = p->block != NULL ? EB_OK : EB_ENOMEM;
+	for (k = 0; k < NX && rc == EB_OK; k++) /* the data writes keep a window in flight */
+		rc = eb_xfer_init(&p->x[k], e, k == DATA ? p->window : 1);
 	if (rc == EB_OK)
 		rc =
 		    eb_region_alloc(&p->src, e, mem, p->size + 64, FI_WRITE, 0, "the pairs source");
@@ -190,9 +186,9 @@ int eb_pairs_iter(struct eb_ctx *c, long i)
 
 	if (c->role == EB_ROLE_INIT) {
 		const struct eb_rkey *k = eb_region_key(&p->dst, c->peer, ch);
-		struct eb_xfer *x = c->pt->step == 0 ? &p->data : &p->small, *both[2] = {&p->rx, x};
+		struct eb_xfer *x = c->pt->step == 0 ? &p->x[DATA] : &p->x[SMALL], *both[2] = {&p->x[RX], x};
 
-		eb_xfer_recv(&p->rx, ch, c->peer, &p->ctl[2 * ch + 1], 8, 8,
+		eb_xfer_recv(&p->x[RX], ch, c->peer, &p->ctl[2 * ch + 1], 8, 8,
 			     eb_region_desc(&p->ctl_reg, ch));
 		eb_xfer_write(x, ch, c->peer, (char *)p->src.mem.ptr + at(c, p), c->pt->size,
 			      c->pt->step == 0 ? p->chunk : 8, eb_region_desc(&p->src, ch),
@@ -204,7 +200,7 @@ int eb_pairs_iter(struct eb_ctx *c, long i)
 	p->w.count += p->chunks;
 	rc = eb_xfer_wait_imm(p->e, NULL, 0, &p->w, 1, deadline);
 	if (rc == EB_OK) {
-		struct eb_xfer *x = &p->tx;
+		struct eb_xfer *x = &p->x[TX];
 
 		p->ctl[2 * ch] = (uint64_t)p->seq++;
 		eb_xfer_send(x, ch, c->peer, &p->ctl[2 * ch], 8, 8,

@@ -26,14 +26,17 @@ struct eb_cell {
 	uint64_t wrong;	  /* wrong 8-byte words at the target */
 };
 
+enum { DATA, SMALL, TX, RX, NX };
+
 struct eb_pairs {
 	struct eb_engine *e;
 	struct eb_region src, dst; /* size + 64: the last 64 bytes carry the latency writes */
 	size_t size, chunk;
 	int window;
+	void *block;		  /* ctl and grid */
 	uint64_t *ctl;		  /* [chan][2]: a message out, a message in */
 	struct eb_region ctl_reg; /* ctl on every channel */
-	struct eb_xfer data, small, tx, rx;
+	struct eb_xfer x[4];	  /* DATA, SMALL (8-byte writes), TX and RX (acknowledgements) */
 	/* The schedule: the ranks that measure (the others sit out every round) and the rounds */
 	const int *members;
 	int nmembers, me, rounds, n;

@@ -4,6 +4,7 @@
  * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
  * Single and split go to one k at a time; round-robin goes to every k at once. */
 #include "harness/bench.h"
+#include "core/arrays.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "report/rec.h"
@@ -21,6 +22,7 @@ struct write_state {
 	struct eb_region acks;	   /* whichever of them this rank uses */
 	struct eb_xfer *x;	   /* [nranks][nchan] data transfers */
 	struct eb_xfer *ack;	   /* [nranks] acknowledgements */
+	void *block;		   /* all, expect, waits and ack_in */
 	struct eb_xfer **all;	   /* what one iteration waits for */
 	uint64_t *expect;	   /* target: chunks rank 0 has written per channel so far */
 	struct eb_imm_wait *waits;
@@ -51,13 +53,11 @@ static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
 
 	st->x = eb_xfers_new(c->e, n, c->window);
 	st->ack = eb_xfers_new(c->e, c->nranks, 1);
-	st->all = calloc((size_t)(n + c->nranks), sizeof(*st->all));
-	st->expect = calloc((size_t)c->e->nchan, sizeof(*st->expect));
-	st->waits = calloc((size_t)c->e->nchan, sizeof(*st->waits));
-	if (st->x == NULL || st->ack == NULL || st->all == NULL || st->expect == NULL ||
-	    st->waits == NULL)
-		return EB_ENOMEM;
-	return EB_OK;
+	st->block = eb_arrays(&st->all, (size_t)(n + c->nranks), sizeof(*st->all), &st->expect,
+			      (size_t)c->e->nchan, sizeof(*st->expect), &st->waits,
+			      (size_t)c->e->nchan, sizeof(*st->waits), &st->ack_in,
+			      (size_t)c->nranks, sizeof(*st->ack_in), NULL);
+	return st->x == NULL || st->ack == NULL || st->block == NULL ? EB_ENOMEM : EB_OK;
 }
 
 static int write_setup(struct eb_ctx *c)
@@ -75,9 +75,6 @@ static int write_setup(struct eb_ctx *c)
 		want = want < SPREAD_BYTES ? want : SPREAD_BYTES;
 		st->slot = want > st->slot ? want : st->slot;
 	}
-	st->ack_in = calloc((size_t)c->nranks, sizeof(*st->ack_in));
-	if (st->ack_in == NULL)
-		return EB_ENOMEM;
 	rc = alloc_xfers(c, st);
 	if (rc != EB_OK)
 		return rc;
@@ -118,10 +115,7 @@ static void write_teardown(struct eb_ctx *c)
 	eb_region_close(&st->acks);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
-	free(st->ack_in);
-	free(st->all);
-	free(st->expect);
-	free(st->waits);
+	free(st->block);
 }
 
 /* Targets of this phase as seen from rank 0: one, or every rank at once. */
