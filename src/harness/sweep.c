@@ -216,7 +216,14 @@ void eb_sweep_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 	eb_sheet_print_head(s);
 	for (v = 0; v < w->nvars; v++)
 		names[v] = w->vars[v]->name[c->sel];
-	eb_sheet_pivot(s, lead, 2, each, 3, names, w->nvars, tail, 1);
+	eb_sheet_pivot(s, &(struct eb_pivot){.lead = lead,
+					     .nlead = 2,
+					     .each = each,
+					     .neach = 3,
+					     .tail = tail,
+					     .ntail = 1,
+					     .groups = names,
+					     .ngroups = w->nvars});
 }
 
 /* Per-iteration statistics where iterations were timed one by one; for a point timed by the
@@ -373,7 +380,10 @@ void eb_sweep_notes(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 		return;
 	eb_sheet_say(s, NULL);
 	eb_sheet_say(s, "Gbps of each variant over its reference's, same size");
-	eb_sheet_pivot(s, lead, 1, each, 1, names, n, NULL, 0);
+	eb_sheet_pivot(
+	    s,
+	    &(struct eb_pivot){
+		.lead = lead, .nlead = 1, .each = each, .neach = 1, .groups = names, .ngroups = n});
 	for (i = 0; i + w->nvars <= s->doc.nres; i += w->nvars) {
 		for (v = 0, n = 0; v < w->nvars; v++)
 			if (w->ref[v] >= 0)

@@ -188,47 +188,41 @@ void eb_sheet_table(struct eb_sheet *s, const char *t, const struct eb_colspec *
 	eb_table_head(&s->table);
 }
 
-void eb_sheet_pivot(struct eb_sheet *s, const struct eb_colspec *lead, int nlead,
-		    const struct eb_colspec *each, int neach, const char *const *groups,
-		    int ngroups, const struct eb_colspec *tail, int ntail)
+void eb_sheet_pivot(struct eb_sheet *s, const struct eb_pivot *p)
 {
 	int c, g;
 
 	if (!s->started)
 		eb_sheet_print_head(s);
 	memset(&s->table, 0, sizeof(s->table));
-	s->lead = lead;
-	s->nlead = nlead;
-	s->each = each;
-	s->neach = neach;
-	s->ngroups = ngroups;
-	s->tail = tail;
-	s->ntail = ntail;
-	for (c = 0; c < nlead; c++)
-		eb_table_col(&s->table, lead[c].head, lead[c].width, lead[c].left);
-	for (g = 0; g < ngroups; g++)
-		for (c = 0; c < neach; c++)
-			eb_table_col(&s->table, each[c].head != NULL ? each[c].head : groups[g],
-				     each[c].width, each[c].left);
-	for (c = 0; c < ntail; c++)
-		eb_table_col(&s->table, tail[c].head, tail[c].width, tail[c].left);
+	s->pivot = *p;
+	for (c = 0; c < p->nlead; c++)
+		eb_table_col(&s->table, p->lead[c].head, p->lead[c].width, p->lead[c].left);
+	for (g = 0; g < p->ngroups; g++)
+		for (c = 0; c < p->neach; c++)
+			eb_table_col(&s->table,
+				     p->each[c].head != NULL ? p->each[c].head : p->groups[g],
+				     p->each[c].width, p->each[c].left);
+	for (c = 0; c < p->ntail; c++)
+		eb_table_col(&s->table, p->tail[c].head, p->tail[c].width, p->tail[c].left);
 	eb_table_head(&s->table);
 }
 
 void eb_sheet_pivot_row(struct eb_sheet *s, const struct eb_rec *const *recs)
 {
+	const struct eb_pivot *p = &s->pivot;
 	int c, g;
 
-	for (c = 0; c < s->nlead; c++)
-		cell(&s->table, &s->lead[c], recs[0]);
-	for (g = 0; g < s->ngroups; g++)
-		for (c = 0; c < s->neach; c++)
-			cell(&s->table, &s->each[c], recs[g]);
-	for (c = 0; c < s->ntail; c++) {
+	for (c = 0; c < p->nlead; c++)
+		cell(&s->table, &p->lead[c], recs[0]);
+	for (g = 0; g < p->ngroups; g++)
+		for (c = 0; c < p->neach; c++)
+			cell(&s->table, &p->each[c], recs[g]);
+	for (c = 0; c < p->ntail; c++) {
 		long long sum = 0;
 
-		for (g = 0; g < s->ngroups; g++) {
-			const struct eb_field *f = eb_rec_field(recs[g], s->tail[c].key);
+		for (g = 0; g < p->ngroups; g++) {
+			const struct eb_field *f = eb_rec_field(recs[g], p->tail[c].key);
 
 			sum += f != NULL && f->kind == EB_V_INT ? f->i : 0;
 		}

@@ -22,15 +22,22 @@ struct eb_colspec {
 	const char *mark;
 };
 
+/* A pivot table: lead columns from the row's first record, `each` columns for every group
+ * (heads NULL take the group's name), tail columns summing the row's records. */
+struct eb_pivot {
+	const struct eb_colspec *lead, *each, *tail;
+	int nlead, neach, ntail;
+	const char *const *groups;
+	int ngroups;
+};
+
 struct eb_sheet {
 	struct eb_doc doc;   /* head: the facts for the files; res: the records */
 	struct eb_head head; /* the header lines, printed by eb_sheet_print_head */
 	struct eb_table table;
 	const struct eb_colspec *cols;
 	int ncols;
-	/* pivot tables: a row per group of records, each record a group of columns */
-	const struct eb_colspec *lead, *each, *tail;
-	int nlead, neach, ntail, ngroups;
+	struct eb_pivot pivot; /* the current pivot table */
 	const char *csv, *json;
 	int started;   /* the header and the current table's head are out */
 	int plan_only; /* a dry run: no footer, no files */
@@ -73,11 +80,8 @@ void eb_sheet_print_head(struct eb_sheet *s);
 /* ---- tables */
 /* A flat table: a title line when title is not NULL, then its head; a row per record shown. */
 void eb_sheet_table(struct eb_sheet *s, const char *title, const struct eb_colspec *cols, int n);
-/* A pivot table: lead columns from the row's first record, `each` columns for every group
- * (heads NULL take the group's name), tail columns summing the row's records. */
-void eb_sheet_pivot(struct eb_sheet *s, const struct eb_colspec *lead, int nlead,
-		    const struct eb_colspec *each, int neach, const char *const *groups,
-		    int ngroups, const struct eb_colspec *tail, int ntail);
+/* Start a pivot table; a row of it from the records of each group. */
+void eb_sheet_pivot(struct eb_sheet *s, const struct eb_pivot *p);
 void eb_sheet_pivot_row(struct eb_sheet *s, const struct eb_rec *const *recs);
 /* A grid over the records whose field `where` equals `is` (where NULL: every record): a row
  * per value of row_key and a column per value of col_key (both integers, as rows[] and

@@ -66,25 +66,42 @@ static int64_t most(const int64_t *m, int ranks, int by_dst)
 	return best;
 }
 
+/* The first token at or after t of rank `from` with experts on rank `to` (-1: none), and
+ * those selections, [first, last). */
+static int next_token(const struct eb_route *rt, int from, int to, int t, int *first, int *last)
+{
+	for (; t < rt->tokens; t++) {
+		on_rank(rt, eb_route_sel(rt, from, t), to, first, last);
+		if (*first != *last)
+			return t;
+	}
+	return -1;
+}
+
+/* The sum of m's entries [a][b] for a before `upto` (by_row 0) or b before it (by_row 1). */
+static int64_t sum_before(const int64_t *m, int ranks, int upto, int fixed, int by_row)
+{
+	int64_t sum = 0;
+	int k;
+
+	for (k = 0; k < upto; k++)
+		sum += by_row ? at(m, ranks, fixed, k) : at(m, ranks, k, fixed);
+	return sum;
+}
+
 /* Dispatch: token t goes once to every rank holding one of its experts. */
 static void plan_dispatch(struct eb_moe_plan *p, const struct eb_route *rt)
 {
 	struct eb_moe_moves *m = &p->dispatch;
-	int me = p->rank, d, t, s;
+	int me = p->rank, d, t, first, last;
 	int64_t j = 0;
 
 	for (d = 0; d < p->ranks; d++) {
-		int64_t base = 0;
+		int64_t base = sum_before(rt->count, p->ranks, me, d, 0);
 
-		for (s = 0; s < me; s++)
-			base += at(rt->count, p->ranks, s, d);
 		m->off[d] = j;
-		for (t = 0; t < rt->tokens; t++) {
-			int first, last;
-
-			on_rank(rt, eb_route_sel(rt, me, t), d, &first, &last);
-			if (first == last)
-				continue;
+		for (t = next_token(rt, me, d, 0, &first, &last); t >= 0;
+		     t = next_token(rt, me, d, t + 1, &first, &last)) {
 			m->src[j] = p->x_off + (uint64_t)t * p->tok_bytes;
 			m->packed[j] = p->pack_off + (uint64_t)j * p->tok_bytes;
 			m->len[j] = p->tok_bytes;
@@ -100,21 +117,15 @@ static void plan_dispatch(struct eb_moe_plan *p, const struct eb_route *rt)
 static void plan_combine(struct eb_moe_plan *p, const struct eb_route *rt)
 {
 	struct eb_moe_moves *m = &p->combine;
-	int me = p->rank, s, t, d;
+	int me = p->rank, s, t, first, last;
 	int64_t i = 0, pos = 0;
 
 	for (s = 0; s < p->ranks; s++) {
-		int64_t base = 0, first_pos = pos;
+		int64_t base = sum_before(rt->nsel, p->ranks, me, s, 1), first_pos = pos;
 
-		for (d = 0; d < me; d++)
-			base += at(rt->nsel, p->ranks, s, d);
 		m->off[s] = i;
-		for (t = 0; t < rt->tokens; t++) {
-			int first, last;
-
-			on_rank(rt, eb_route_sel(rt, s, t), me, &first, &last);
-			if (first == last)
-				continue;
+		for (t = next_token(rt, s, me, 0, &first, &last); t >= 0;
+		     t = next_token(rt, s, me, t + 1, &first, &last)) {
 			p->recv_tok[i] = t;
 			p->recv_src[i] = s;
 			p->recv_outpos[i] = pos;
@@ -178,13 +189,13 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt, int rank
 		p->recv_sel += at(rt->nsel, n, s, rank);
 		p->own_sel += at(rt->nsel, n, rank, s);
 	}
-	p->block = eb_arrays(
-	    &p->recv_from, (size_t)n, sizeof(*p->recv_from), &p->back_from, (size_t)n,
-	    sizeof(*p->back_from), &p->recv_tok, (size_t)p->recv_tokens + 1, sizeof(*p->recv_tok),
-	    &p->recv_src, (size_t)p->recv_tokens + 1, sizeof(*p->recv_src), &p->recv_outpos,
-	    (size_t)p->recv_tokens + 1, sizeof(*p->recv_outpos), &p->back_base, (size_t)n,
-	    sizeof(*p->back_base), &p->back_slot, (size_t)rt->tokens * (size_t)rt->width,
-	    sizeof(*p->back_slot), NULL);
+	p->block = eb_arrays(&p->recv_from, (size_t)n, sizeof(*p->recv_from), &p->back_from,
+			     (size_t)n, sizeof(*p->back_from), &p->recv_tok,
+			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_tok), &p->recv_src,
+			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_src), &p->recv_outpos,
+			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_outpos), &p->back_base,
+			     (size_t)n, sizeof(*p->back_base), &p->back_slot,
+			     (size_t)rt->tokens * (size_t)rt->width, sizeof(*p->back_slot), NULL);
 	rc = p->block != NULL ? EB_OK : EB_ENOMEM;
 	if (rc == EB_OK) {
 		int64_t out = 0;
