@@ -121,30 +121,30 @@ static void join_cmd(char *buf, size_t len, char *const argv[])
 		buf[len - 1] = '\0';
 }
 
-static int takes(const struct eb_cmd *c, unsigned group)
+static int cmd_takes(const struct eb_cmd *c, unsigned group)
 {
 	return (c->groups & group) != 0;
 }
 
 /* The command line of one benchmark into argv: this binary, the options the report passes on
  * that it takes, and where its JSON and Markdown go. */
-static void bench_argv(const struct run *r, const struct ropts *ro, const struct machine *m,
-		       const char *part, char *np, char **argv)
+static void bench_argv(const struct suite_run *r, const struct ropts *ro,
+		       const struct suite_machine *m, const char *part, char *np, char **argv)
 {
 	const struct eb_cmd *c = r->cmd;
 	int n = 0;
 
 	argv[n++] = (char *)m->self;
 	argv[n++] = (char *)c->name;
-	if (takes(c, EB_G_RANKS)) {
+	if (cmd_takes(c, EB_G_RANKS)) {
 		argv[n++] = "--np";
 		argv[n++] = np;
 	}
-	if (takes(c, EB_G_FABRIC) && ro->provider != NULL) {
+	if (cmd_takes(c, EB_G_FABRIC) && ro->provider != NULL) {
 		argv[n++] = "--provider";
 		argv[n++] = (char *)ro->provider;
 	}
-	if (takes(c, EB_G_SIZES)) {
+	if (cmd_takes(c, EB_G_SIZES)) {
 		argv[n++] = "-b";
 		argv[n++] = (char *)(ro->begin ? ro->begin : DEFAULT_MIN);
 		argv[n++] = "-e";
@@ -154,7 +154,7 @@ static void bench_argv(const struct run *r, const struct ropts *ro, const struct
 			argv[n++] = (char *)ro->iters;
 		}
 	}
-	if (takes(c, EB_G_MEM) && ro->mem >= 0) {
+	if (cmd_takes(c, EB_G_MEM) && ro->mem >= 0) {
 		argv[n++] = "--mem";
 		argv[n++] = (char *)mems[ro->mem];
 	}
@@ -170,7 +170,7 @@ static void bench_argv(const struct run *r, const struct ropts *ro, const struct
 }
 
 /* Run one benchmark: DIR/NAME.json, and DIR/NAME.md from the Markdown it writes. */
-static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
+static void run_bench(struct suite_run *r, const struct ropts *ro, struct suite_machine *m)
 {
 	char out[EB_TOOL_PATH], err[EB_TOOL_PATH], md[EB_TOOL_PATH], part[EB_TOOL_PATH], np[16];
 	char *argv[32];
@@ -199,7 +199,8 @@ static void run_bench(struct run *r, const struct ropts *ro, struct machine *m)
 }
 
 /* The benchmarks to run: those named, or the default set; ipc needs two GPUs. */
-static int choose(char **names, int nnames, const struct machine *m, struct run *runs)
+static int choose_runs(char **names, int nnames, const struct suite_machine *m,
+		       struct suite_run *runs)
 {
 	int i, k, n = 0;
 
@@ -233,7 +234,7 @@ static int choose(char **names, int nnames, const struct machine *m, struct run 
 }
 
 /* efabench info first: what the machine offers decides the set (GPUs). */
-static void run_info(const struct ropts *ro, struct machine *m, char *cmd, size_t len,
+static void run_info(const struct ropts *ro, struct suite_machine *m, char *cmd, size_t len,
 		     char *json, size_t json_len)
 {
 	char path[EB_TOOL_PATH], log[EB_TOOL_PATH], *argv[5];
@@ -257,8 +258,8 @@ static void run_info(const struct ropts *ro, struct machine *m, char *cmd, size_
 
 /* The figures of every JSON the runs left, stamped with this machine and date; the plot's
  * exit status (-1: nothing to draw). */
-static int run_plot(const struct ropts *ro, struct machine *m, const struct run *runs, int nruns,
-		    char *cmd, size_t len)
+static int run_plot(const struct ropts *ro, struct suite_machine *m, const struct suite_run *runs,
+		    int nruns, char *cmd, size_t len)
 {
 	char list[EB_TOOL_PATH], log[EB_TOOL_PATH], *argv[MAX_RUNS + 16];
 	int i, n = 0, code;
@@ -298,8 +299,8 @@ static int suite_tool(int argc, char **argv)
 	struct ropts ro = {.np = 2, .mem = -1};
 	struct eb_opt_group g = {"Options of efabench report", suite_opts,
 				 (int)(sizeof(suite_opts) / sizeof(suite_opts[0])), &ro};
-	struct run *runs = calloc(MAX_RUNS, sizeof(*runs));
-	struct machine *m = calloc(1, sizeof(*m));
+	struct suite_run *runs = calloc(MAX_RUNS, sizeof(*runs));
+	struct suite_machine *m = calloc(1, sizeof(*m));
 	char **names = calloc((size_t)argc, sizeof(*names));
 	char info_json[EB_TOOL_PATH], info_cmd[LINE], plot_cmd[LINE * 4] = "", list[EB_TOOL_PATH];
 	int nnames, nruns, help, i, failed = 0, plot_code, code = 2;
@@ -323,11 +324,11 @@ static int suite_tool(int argc, char **argv)
 		goto cleanup;
 	eb_suite_machine(m);
 	/* The names are checked before anything runs or is created. */
-	if (choose(names, nnames, m, runs) < 0 || eb_tool_outdir(ro.out) != EB_OK ||
+	if (choose_runs(names, nnames, m, runs) < 0 || eb_tool_outdir(ro.out) != EB_OK ||
 	    eb_tool_self(m->self, sizeof(m->self)) != EB_OK)
 		goto cleanup;
 	run_info(&ro, m, info_cmd, sizeof(info_cmd), info_json, sizeof(info_json));
-	nruns = choose(names, nnames, m, runs);
+	nruns = choose_runs(names, nnames, m, runs);
 	for (i = 0; i < nruns; i++) {
 		if (runs[i].skipped[0] != '\0')
 			continue;
@@ -337,8 +338,8 @@ static int suite_tool(int argc, char **argv)
 	if (ro.provider == NULL) /* the provider the benchmarks chose, and its NICs */
 		eb_suite_machine_info(m, info_json);
 	plot_code = run_plot(&ro, m, runs, nruns, plot_cmd, sizeof(plot_cmd));
-	code = eb_suite_index(&ro, m, runs, nruns, info_cmd, plot_cmd, plot_code > 0 ? plot_code : 0) !=
-		   EB_OK ||
+	code = eb_suite_index(&ro, m, runs, nruns, info_cmd, plot_cmd,
+			      plot_code > 0 ? plot_code : 0) != EB_OK ||
 	       failed;
 	snprintf(list, sizeof(list), "%s/plot.out", ro.out);
 	remove(list);

@@ -20,7 +20,7 @@ static void cell(FILE *f, const char *s)
 
 /* A benchmark's page: its command line, exit status and time, the Markdown it wrote of its
  * output (part), then its stderr, if any. */
-int eb_suite_md(const char *md, const struct run *r, const char *part, const char *err)
+int eb_suite_md(const char *md, const struct suite_run *r, const char *part, const char *err)
 {
 	FILE *o = fopen(md, "w"), *in;
 	char buf[LINE * 4];
@@ -79,8 +79,9 @@ static void figures(FILE *f, const char *list, const char *name, int images)
 		fclose(in);
 }
 
-int eb_suite_index(const struct ropts *ro, const struct machine *m, const struct run *runs,
-		    int nruns, const char *info_cmd, const char *plot_cmd, int plot_code)
+int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
+		   const struct suite_run *runs, int nruns, const char *info_cmd,
+		   const char *plot_cmd, int plot_code)
 {
 	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];
 	FILE *f;

@@ -21,7 +21,7 @@ void eb_suite_chomp(char *s)
 }
 
 /* The machine, from /proc/cpuinfo, uname and the clock. */
-void eb_suite_machine(struct machine *m)
+void eb_suite_machine(struct suite_machine *m)
 {
 	struct utsname u;
 	char line[LINE];
@@ -76,7 +76,7 @@ static int same_provider(const char *entry, const char *want)
 
 /* What `efabench info --json` (saved in path) says: libfabric, CUDA and its GPUs, and the
  * NICs of the provider (all providers' when it is not known) with their link speeds. */
-void eb_suite_machine_info(struct machine *m, const char *path)
+void eb_suite_machine_info(struct suite_machine *m, const char *path)
 {
 	const struct eb_jv *cuda, *x;
 	struct eb_jv *doc;
@@ -126,7 +126,7 @@ void eb_suite_machine_info(struct machine *m, const char *path)
 }
 
 /* The provider and NICs a benchmark ran on, from its --json file's settings. */
-void eb_suite_run_facts(struct machine *m, const char *path)
+void eb_suite_run_facts(struct suite_machine *m, const char *path)
 {
 	const struct eb_jv *set, *nic;
 	struct eb_jv *doc;

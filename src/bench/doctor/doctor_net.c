@@ -122,15 +122,15 @@ static double reference(const struct dctx *x, int ch, int a, int b, double typic
 }
 
 /* Slow cells of rank r on ch: how many it took part in, how many were slow, the slowest. */
-struct tally {
+struct nic_tally {
 	int cells, slow, worst_peer;
 	double worst, worst_ref, lat;
 	uint64_t wrong;
 };
 
-static struct tally tally(const struct dctx *x, int ch, int r, double typical)
+static struct nic_tally tally_nic(const struct dctx *x, int ch, int r, double typical)
 {
-	struct tally t = {.worst_peer = -1};
+	struct nic_tally t = {.worst_peer = -1};
 	int p, d;
 
 	for (p = 0; p < x->n; p++)
@@ -165,13 +165,13 @@ void eb_doctor_judge(struct dctx *x)
 		char *bad = calloc((size_t)x->n, 1);
 
 		for (r = 0; bad != NULL && r < x->n; r++) {
-			struct tally t = tally(x, ch, r, typical);
+			struct nic_tally t = tally_nic(x, ch, r, typical);
 
 			bad[r] = t.cells > 0 && t.slow == t.cells;
 		}
 		for (r = 0; bad != NULL && r < x->n; r++) {
 			const char *nic = x->names[r * x->nch + ch].name;
-			struct tally t = tally(x, ch, r, typical);
+			struct nic_tally t = tally_nic(x, ch, r, typical);
 			int innocent = 1, blame = -1;
 			char what[40];
 

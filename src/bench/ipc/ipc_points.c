@@ -53,7 +53,8 @@ static struct eb_pt point(struct eb_ctx *c, struct ipc_ctx *ic, int shape, int d
 
 /* The summary's shapes: the copy engine where it ran, and the kernel rank 0 found fastest in
  * the sweep (every rank runs what rank 0 chose). */
-static int summary(struct eb_ctx *c, struct ipc_ctx *ic, int dir, uint64_t size, struct eb_pt *pts)
+static int summary_points(struct eb_ctx *c, struct ipc_ctx *ic, int dir, uint64_t size,
+			  struct eb_pt *pts)
 {
 	int32_t mine = ic->best, *all = malloc(sizeof(int32_t) * (size_t)ic->n);
 	int n = 0, rc;
@@ -93,7 +94,7 @@ int ipc_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 		return 0;
 	size = c->o->sizes[k % c->o->nsizes];
 	if (row % 2 == 0)
-		return summary(c, ic, dir, size, pts);
+		return summary_points(c, ic, dir, size, pts);
 	for (s = 0; s < ic->nshapes && s < max; s++)
 		pts[s] = point(c, ic, s, dir, IPC_SWEEP, size, s);
 	ic->best = -1;

@@ -156,8 +156,8 @@ static void per_host(const struct mstate *m, struct eb_sheet *s)
 	}
 }
 
-static void flags(const struct eb_ctx *c, const struct mstate *m, const double *typical,
-		  struct eb_sheet *s)
+static void flag_lines(const struct eb_ctx *c, const struct mstate *m, const double *typical,
+		       struct eb_sheet *s)
 {
 	int ch, ia, ib, n = 0;
 
@@ -203,7 +203,7 @@ int eb_matrix_close(const struct eb_ctx *c, struct eb_sheet *s)
 	records(c, m, typical, s);
 	grids(c, m, s);
 	per_host(m, s);
-	flags(c, m, typical, s);
+	flag_lines(c, m, typical, s);
 	eb_sheet_say(s, NULL);
 	eb_sheet_say(s,
 		     "%d rounds in %.2f s; the slowest cell of each phase summed: %.2f s (the "

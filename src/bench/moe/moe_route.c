@@ -275,7 +275,7 @@ static int drawn(struct eb_route *rt, const struct eb_route_spec *r, const struc
 		double u1 = unit(&st), u2 = unit(&st);
 		double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 
-		base[e] = r->kind == EB_ROUTE_LOGNORMAL ? exp(r->sigma * z)
+		base[e] = r->kind == EB_ROUTE_LOGNORMAL			      ? exp(r->sigma * z)
 			  : r->kind == EB_ROUTE_HOT && e / per == r->hot_rank ? r->hot_factor
 									      : 1.0;
 	}
@@ -297,7 +297,7 @@ free_tables:
 }
 
 /* Tokens and selections per (source, destination) from the selections. */
-static void tally(struct eb_route *rt)
+static void count_traffic(struct eb_route *rt)
 {
 	size_t nr = (size_t)rt->ranks;
 	int s, t, k;
@@ -348,7 +348,7 @@ int eb_route_build(struct eb_route *rt, const struct eb_route_spec *r,
 		eb_route_free(rt);
 		return rc;
 	}
-	tally(rt);
+	count_traffic(rt);
 	return EB_OK;
 }
 

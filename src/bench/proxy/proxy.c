@@ -36,14 +36,14 @@ static int proxy_run(struct eb_ctx *c, long n, double *samples, long *got)
 		return EB_OK;
 	if (tag == T_CPU || tag == T_CPU_RATE)
 		return eb_px_cpu_run(c, st, n, samples);
-	eb_proxy_layout(st->proxy, c->var->layout);
-	rc = eb_proxy_start(st->proxy);
+	eb_proxy_layout(st->px, c->var->layout);
+	rc = eb_proxy_start(st->px);
 	if (rc != EB_OK)
 		return rc;
 	rc = c->role == EB_ROLE_INIT ? eb_px_init(c, st, n, samples) : eb_px_target(c, st, n);
 	if (rc != EB_OK)
-		eb_proxy_abort(st->proxy);
-	rc2 = eb_proxy_stop(st->proxy);
+		eb_proxy_abort(st->px);
+	rc2 = eb_proxy_stop(st->px);
 	return rc != EB_OK ? rc : rc2;
 }
 
@@ -51,7 +51,7 @@ static void proxy_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	struct eb_head *h = &s->head;
 
-	const struct popts *po = own(c);
+	const struct popts *po = eb_px_opts(c);
 	const struct pstate *st = c->priv;
 
 	eb_head_fact(h, "producers",
@@ -89,7 +89,7 @@ static void proxy_facts(const struct eb_ctx *c, struct eb_sheet *s)
 
 static void proxy_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
-	const struct popts *po = own(c);
+	const struct popts *po = eb_px_opts(c);
 	const struct pstate *st = c->priv;
 
 	eb_rec_str(rec, "producers_on", po->on_cpu ? "cpu" : "gpu");
@@ -109,8 +109,8 @@ static int proxy_variants(const struct eb_opts *o, const struct eb_variant **var
 }
 
 /* One variant; the name is the same whatever the memory, but for CPU writes. */
-static void add(struct popts *po, const char *const *names, const char *name, enum eb_layout l,
-		int tag, unsigned flags, int ref)
+static void add_variant(struct popts *po, const char *const *names, const char *name,
+			enum eb_layout l, int tag, unsigned flags, int ref)
 {
 	struct eb_variant *v = &po->vars[po->nvars];
 	int s;
@@ -189,19 +189,20 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 	if (po->on_cpu && po->mode != MODE_RATE)
 		o->fab.threads = 3;
 	if (po->mode == MODE_BW) {
-		add(po, single_names, NULL, EB_LAYOUT_SINGLE, T_CPU, 0, 0);
-		add(po, NULL, "ProxySingle", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
-		add(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8, EB_PT_PHASE_TIMED,
-		    1);
-		add(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0, 0);
-		add(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 0, 4);
-		add(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8, EB_PT_PHASE_TIMED,
-		    4);
+		add_variant(po, single_names, NULL, EB_LAYOUT_SINGLE, T_CPU, 0, 0);
+		add_variant(po, NULL, "ProxySingle", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
+		add_variant(po, NULL, "ProxySingleNBI", EB_LAYOUT_SINGLE, T_NBI | 1 << 8,
+			    EB_PT_PHASE_TIMED, 1);
+		add_variant(po, multi_names, NULL, EB_LAYOUT_SPLIT, T_CPU, 0, 0);
+		add_variant(po, NULL, "ProxyMulti", EB_LAYOUT_SPLIT, T_BLOCK | 1 << 8, 0, 4);
+		add_variant(po, NULL, "ProxyMultiNBI", EB_LAYOUT_SPLIT, T_NBI | 1 << 8,
+			    EB_PT_PHASE_TIMED, 4);
 	} else if (po->mode == MODE_LAT) {
-		add(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0, 0);
-		add(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
+		add_variant(po, NULL, "CPUWrite", EB_LAYOUT_SINGLE, T_CPU, 0, 0);
+		add_variant(po, NULL, "ProxyPut", EB_LAYOUT_SINGLE, T_BLOCK | 1 << 8, 0, 1);
 	} else {
-		add(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE, EB_PT_PHASE_TIMED, 0);
+		add_variant(po, NULL, "CPURate", EB_LAYOUT_SINGLE, T_CPU_RATE, EB_PT_PHASE_TIMED,
+			    0);
 		for (i = 0; i < po->ncfg; i++) {
 			char name[24];
 
@@ -210,8 +211,8 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 			else
 				snprintf(name, sizeof(name), "Proxy%d%s", po->nprod[i],
 					 po->on_cpu ? "t" : "b");
-			add(po, NULL, name, EB_LAYOUT_SINGLE, T_NBI | po->nprod[i] << 8,
-			    EB_PT_PHASE_TIMED, 1);
+			add_variant(po, NULL, name, EB_LAYOUT_SINGLE, T_NBI | po->nprod[i] << 8,
+				    EB_PT_PHASE_TIMED, 1);
 		}
 	}
 	return EB_OK;
@@ -229,8 +230,8 @@ static void proxy_defaults(void *arg)
 
 #define P(field) EB_AT(struct popts, field)
 
-static const char *const modes[] = {"bw", "lat", "rate", NULL};
-static const char *const where[] = {"gpu", "cpu", NULL};
+static const char *const mode_words[] = {"bw", "lat", "rate", NULL};
+static const char *const sites[] = {"gpu", "cpu", NULL};
 
 /* --proxy-cpu: auto, none, or a CPU this process may run on. */
 static int parse_cpu(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len)
@@ -260,9 +261,9 @@ static const struct eb_opt proxy_opts[] = {
      "8M..1G), lat (put + quiet round trips, 8..64K, beside a\n"
      "CPU write and the GPU<->CPU floor) or rate (small puts\n"
      "from many producers, 4K, beside CPU-posted writes)",
-     modes},
+     mode_words},
     {"producers-on", 0, "P", eb_opt_choice, P(on_cpu), 0, 0,
-     "gpu (default) or cpu (threads run the same device API)", where},
+     "gpu (default) or cpu (threads run the same device API)", sites},
     {"producers", 0, "LIST", eb_opt_str, P(producers), 0, 0,
      "rate mode: <N>b blocks or all (one per SM) on the GPU,\n"
      "thread counts on the CPU (default 1b,16b,all / 1,2,4)"},

@@ -55,7 +55,7 @@ static int wait_cpu(struct eb_ctx *c, struct pstate *st, struct cpu_producer *p,
 		for (i = 0, left = 0; i < np; i++)
 			left += !atomic_load(&p[i].finished);
 		if (left > 0 && rc == EB_OK && (rc = eb_boot_check(c->e->boot)) != EB_OK)
-			eb_proxy_abort(st->proxy);
+			eb_proxy_abort(st->px);
 		if (left > 0)
 			nap();
 	}
@@ -72,7 +72,7 @@ static int wait_gpu(struct eb_ctx *c, struct pstate *st, const struct eb_pwork *
 
 	while ((rc = eb_pk_done(w, n, t, failed)) == 0) {
 		if (eb_boot_check(c->e->boot) != EB_OK || eb_now_ns() > deadline) {
-			eb_proxy_abort(st->proxy); /* producers give up; the kernel ends */
+			eb_proxy_abort(st->px); /* producers give up; the kernel ends */
 			while (eb_pk_done(w, n, t, failed) == 0)
 				nap();
 			return eb_now_ns() > deadline ? EB_ETIMEDOUT : EB_EPEER;
@@ -89,7 +89,7 @@ static int produce(struct eb_ctx *c, struct pstate *st, struct eb_pwork *w, int 
 	struct cpu_producer *p;
 	int i, rc = EB_OK;
 
-	if (!own(c)->on_cpu) {
+	if (!eb_px_opts(c)->on_cpu) {
 #ifdef EB_HAVE_CUDA
 		rc = eb_pk_times(w, n);
 		if (rc == EB_OK)
@@ -112,7 +112,7 @@ static int produce(struct eb_ctx *c, struct pstate *st, struct eb_pwork *w, int 
 		p[i] = (struct cpu_producer){.w = w, .id = (uint64_t)i};
 		if (pthread_create(&p[i].th, NULL, cpu_produce, &p[i]) != 0) {
 			eb_err("cannot start producer thread %d", i);
-			eb_proxy_abort(st->proxy);
+			eb_proxy_abort(st->px);
 			rc = EB_ESYS;
 			np = i;
 		}
@@ -154,24 +154,24 @@ static void say_errors(uint32_t bits, char *buf, size_t len)
 /* Rank 0: the producers' puts; per-put samples for blocking puts, else the mean. */
 int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 {
-	int np = producers(c, st), failed = 0, rc;
-	struct eb_pwork w = {.d = eb_proxy_dev(st->proxy),
+	int np = eb_px_producers(c, st), failed = 0, rc;
+	struct eb_pwork w = {.d = eb_proxy_dev(st->px),
 			     .peer = (unsigned)c->peer,
 			     .bytes = c->bytes,
 			     .region = c->bytes > 0 ? eb_px_span(c, st) : 1,
 			     .n = (n + np - 1) / np,
 			     .blocking = (c->var->tag & 0xff) == T_BLOCK,
-			     .bad = own(c)->bad_put};
+			     .bad = eb_px_opts(c)->bad_put};
 	uint64_t *t = calloc((size_t)n + 2, sizeof(*t));
 	long i;
 
 	if (t == NULL)
 		return EB_ENOMEM;
 	rc = produce(c, st, &w, np, w.n, t, &failed);
-	if (rc == EB_OK && (failed || eb_proxy_errors(st->proxy) != 0)) {
-		uint64_t who = eb_proxy_refused(st->proxy);
+	if (rc == EB_OK && (failed || eb_proxy_errors(st->px) != 0)) {
+		uint64_t who = eb_proxy_refused(st->px);
 
-		uint32_t bits = eb_proxy_errors(st->proxy);
+		uint32_t bits = eb_proxy_errors(st->px);
 		char why[256];
 
 		say_errors(bits, why, sizeof(why));
@@ -180,7 +180,7 @@ int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 			    "producers failed: %s; the first refused put came from producer %llu "
 			    "(%s) (queue error bits 0x%x)",
 			    why, (unsigned long long)(who - 1),
-			    own(c)->on_cpu ? "CPU thread" : "GPU thread index", bits);
+			    eb_px_opts(c)->on_cpu ? "CPU thread" : "GPU thread index", bits);
 		else
 			eb_err("producers failed: %s (queue error bits 0x%x)", why, bits);
 		rc = EB_EFABRIC;
@@ -196,9 +196,9 @@ int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 /* A target: every producer's signal (one each) means every byte before it has landed. */
 int eb_px_target(struct eb_ctx *c, struct pstate *st, long n)
 {
-	_Atomic uint64_t *sig = (_Atomic uint64_t *)eb_proxy_signals(st->proxy);
+	_Atomic uint64_t *sig = (_Atomic uint64_t *)eb_proxy_signals(st->px);
 	uint64_t deadline = eb_deadline(c->o->fab.timeout_s * (double)(n + 2));
-	uint64_t want = (uint64_t)producers(c, st);
+	uint64_t want = (uint64_t)eb_px_producers(c, st);
 
 	while (atomic_load_explicit(sig, memory_order_acquire) < want) {
 		int rc = eb_boot_check(c->e->boot);
@@ -207,11 +207,11 @@ int eb_px_target(struct eb_ctx *c, struct pstate *st, long n)
 			return rc;
 		/* A stopped rank 0 is alive to the bootstrap: judge it by what arrives. */
 		if (eb_now_ns() > deadline ||
-		    eb_proxy_idle_ns(st->proxy) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
+		    eb_proxy_idle_ns(st->px) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
 			eb_err("timed out waiting for rank 0's signal (%llu of %llu producers): "
 			       "nothing arrived from rank 0 for %.1f s",
 			       (unsigned long long)atomic_load(sig), (unsigned long long)want,
-			       (double)eb_proxy_idle_ns(st->proxy) * 1e-9);
+			       (double)eb_proxy_idle_ns(st->px) * 1e-9);
 			return EB_ETIMEDOUT;
 		}
 		nap();

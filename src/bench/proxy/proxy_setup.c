@@ -19,7 +19,7 @@
  * bound the process; a launcher's or taskset's binding wins. */
 static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_proxy_opts *pxo)
 {
-	int want = own(c)->cpu;
+	int want = eb_px_opts(c)->cpu;
 
 	st->cpu = -1;
 	if (want >= 0)
@@ -110,7 +110,7 @@ static int floor_of(struct eb_ctx *c, struct pstate *st, const struct popts *po)
 int eb_px_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
-	const struct popts *po = own(c);
+	const struct popts *po = eb_px_opts(c);
 	struct pstate *st = c->priv;
 	struct eb_proxy_opts pxo = {.layout = EB_LAYOUT_SINGLE,
 				    .chunk = c->chunk,
@@ -137,7 +137,7 @@ int eb_px_setup(struct eb_ctx *c)
 		rc = rank0_sms(c, po, &st->sms0);
 	choose_cpu(c, st, &pxo);
 	if (rc == EB_OK)
-		rc = eb_proxy_open(&st->proxy, e, &pb, &pxo);
+		rc = eb_proxy_open(&st->px, e, &pb, &pxo);
 	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0)
 		rc = floor_of(c, st, po);
 	return rc;
@@ -147,7 +147,7 @@ void eb_px_teardown(struct eb_ctx *c)
 {
 	struct pstate *st = c->priv;
 
-	eb_proxy_close(st->proxy);
+	eb_proxy_close(st->px);
 	eb_xfers_free(st->x, c->e->nchan);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
@@ -172,7 +172,7 @@ int eb_px_prepare(struct eb_ctx *c)
 	 * from here (the proxy's writes count too). */
 	for (ch = 0; ch < c->e->nchan; ch++)
 		st->expect[ch] = eb_imm_count(c->e, 0, ch);
-	eb_proxy_signals(st->proxy)[0] = 0;
+	eb_proxy_signals(st->px)[0] = 0;
 	p.dst = (uint32_t)c->rank;
 	p.epoch = EB_EPOCH_POISON;
 	return eb_payload_fill(c, &st->dst, 0, eb_px_span(c, st), &p);

@@ -28,7 +28,7 @@ struct popts {
 struct pstate {
 	struct eb_payload src, dst; /* rank 0 reads src; targets receive into dst */
 	size_t slot;
-	struct eb_proxy *proxy;
+	struct eb_proxy *px;
 	struct eb_xfer *x; /* [nchan]: CPU-initiated puts */
 	int window;
 	uint64_t *expect; /* target: chunks counted per channel so far (CPU variants) */
@@ -43,13 +43,13 @@ struct pstate {
 /* --check: at most this many bytes of slots for the puts of a phase, then they are reused. */
 #define EB_PX_SPREAD_BYTES (64ull << 20)
 
-static inline const struct popts *own(const struct eb_ctx *c)
+static inline const struct popts *eb_px_opts(const struct eb_ctx *c)
 {
 	return c->o->own;
 }
 
 /* Producers of a variant: 1, or the rate configuration's count (0 = every SM of rank 0). */
-static inline int producers(const struct eb_ctx *c, const struct pstate *st)
+static inline int eb_px_producers(const struct eb_ctx *c, const struct pstate *st)
 {
 	int n = (c->var->tag >> 8) & 0xffff;
 
@@ -60,7 +60,7 @@ static inline int producers(const struct eb_ctx *c, const struct pstate *st)
  * phase-timed phase one slot of S per put (every producer's share is rounded up). */
 static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 {
-	int np = producers(c, st);
+	int np = eb_px_producers(c, st);
 	long puts = (c->var->tag & 0xff) == T_NBI ? (c->iters + np - 1) / np * np : c->iters;
 	size_t n = st->spread && (c->pt->flags & EB_PT_PHASE_TIMED) ? st->slot / c->bytes : 1;
 
