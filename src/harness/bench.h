@@ -227,6 +227,9 @@ struct eb_bench {
 	/* Its table: a row per record (NULL with the sweep: the seeds' table). */
 	const struct eb_colspec *cols;
 	int ncols;
+	/* The header waits for the first row, whose points state facts of it (queue's floor and
+	 * latency); else it and the table's head print before anything is measured. */
+	int head_waits;
 	/* Rank 0, optional: after the last row, tables and notes of its own over the records;
 	 * a status every rank then leaves with (EB_EVERIFY: a check failed). */
 	int (*close)(const struct eb_ctx *c, struct eb_sheet *s);

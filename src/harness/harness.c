@@ -61,6 +61,14 @@ static int plan(struct eb_ctx *c, const struct eb_sweep *w, int row, struct eb_p
 	return eb_sweep_plan(c, w, row, pts);
 }
 
+/* Rank 0: the benchmark's table, opened before its first row (rows may add facts to the
+ * header first, which the report prints before the first table). */
+static void start(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	if (c->b->plan != NULL && c->b->cols != NULL && s->cols != c->b->cols)
+		eb_sheet_table(s, NULL, c->b->cols, c->b->ncols);
+}
+
 /* Rank 0: the header, then the table's head. */
 static int open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
 {
@@ -72,15 +80,9 @@ static int open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_shee
 		eb_sweep_facts(c, w, s);
 	else if (b->facts != NULL)
 		b->facts(c, s);
+	if (b->plan != NULL && !b->head_waits)
+		start(c, s);
 	return rc;
-}
-
-/* Rank 0: the benchmark's table, opened before its first row (rows may add facts to the
- * header first, which the report prints before the first table). */
-static void start(const struct eb_ctx *c, struct eb_sheet *s)
-{
-	if (c->b->plan != NULL && c->b->cols != NULL && s->cols != c->b->cols)
-		eb_sheet_table(s, NULL, c->b->cols, c->b->ncols);
 }
 
 /* Rank 0: a record per point of the row, and its rows of the table. */

@@ -191,6 +191,8 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct slot *s, long 
 	int t, rc = EB_OK;
 
 	set_point(c, pt);
+	if (r == 0 && c->rank == 0)
+		eb_dbg("measuring %s", pt->name != NULL ? pt->name : "");
 	for (t = 0; t < pt->turns && rc == EB_OK; t++) {
 		struct eb_turn_rep *me = &s->mine[t];
 		uint64_t t0 = eb_now_ns();

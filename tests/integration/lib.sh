@@ -33,7 +33,7 @@ ranks_alive() { # stderr-file
 }
 
 # Start a job of ranks (CMD..., with -v so the launcher names their pids; stdout in $WORK/out,
-# stderr in $WORK/err), wait until its timed loop runs (a table's head is out), hit rank
+# stderr in $WORK/err), wait until it measures (rank 0 says so with -v), hit rank
 # VICTIM with SIGNAL and wait for the job, at most TIMEOUT + 5 s; it must exit non-zero, and
 # with RANKS > 0 that many ranks must be alive before the hit. Sets pid (the victim's), rc
 # (the job's exit status) and took (seconds from the hit to the job's end).
@@ -45,7 +45,7 @@ hit_rank() { # victim signal timeout ranks cmd...
 	pid=
 	for _ in $(seq 300); do
 		pid=$(sed -n "s/^efabench: rank $victim is pid \([0-9]*\)$/\1/p" "$WORK/err")
-		[ -n "$pid" ] && grep -q '^|[-:]-' "$WORK/out" && break
+		[ -n "$pid" ] && grep -q "rank 0\]: measuring " "$WORK/err" && break
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { kill -9 $job; fail "rank $victim never started"; }

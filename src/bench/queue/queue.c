@@ -119,19 +119,21 @@ static int blocks_of(const struct qstate *st, const struct qshape *shp)
 static int queue_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct qstate *st = c->priv;
-	const struct qshape *shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
+	const struct qshape *shp;
 	long i;
 	int rc;
 
 	memset(&st->t, 0, sizeof(st->t));
-	if (c->pt->var == Q_FLOOR)
+	if (c->pt->var == Q_FLOOR) {
 		rc = eb_floor_measure(st->q.gpu, (int)n, st->q.timeout_s, st->rtt_ns);
-	else if (c->pt->var == Q_LATENCY)
+	} else if (c->pt->var == Q_LATENCY) {
 		rc = eb_q_run_producers(&st->q, 1, 1, (uint32_t)n, &st->q.h->ack.v, st->rtt_ns,
 					&st->t);
-	else
+	} else {
+		shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
 		rc = eb_q_run_producers(&st->q, blocks_of(st, shp), shp->threads,
 					(uint32_t)st->q.o->per, NULL, NULL, &st->t);
+	}
 	*got = c->pt->var < Q_SHAPES ? n : 1;
 	for (i = 0; rc == EB_OK && samples != NULL && i < *got; i++)
 		samples[i] =
@@ -335,6 +337,7 @@ static const struct eb_bench queue_bench = {
     .record = queue_record,
     .cols = cols,
     .ncols = (int)(sizeof(cols) / sizeof(cols[0])),
+    .head_waits = 1,
 };
 
 const struct eb_cmd eb_cmd_queue = {
