@@ -26,7 +26,11 @@ start=$(date +%s)
 #  testbed.slowrail: asserts which matrix cells fall below 0.65 x the typical rate of 4 ranks
 #    sharing this host's cores; the sanitizers' CPU cost moves healthy cells across that line.
 #    The plain suite runs it.
-excluded='^(install|testbed\.slowrail)$'
+#  fastpath.script, hygiene.repeat, manpage, report, tables, plot.*: timings against a floor
+#    program, 20 repeats of runs the suite makes once, the manual, Python reading JSON: no efabench code runs
+#    there that the other tests do not run. The plain suite runs them.
+#  moe.tcp.np4: the same moe code as moe.tcp.np2 and moe.shm.np4, at the suite's longest.
+excluded='^(install|testbed\.slowrail|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4)$'
 # Tests whose ranks run inside an MPI library (Open MPI's mpirun and srun, MPICH's mpirun): their
 # leak stacks need full unwinding to reach the frames tests/sanitizers/lsan.supp names. Without
 # it a rank that completes under mpirun reports Open MPI's own allocations (exit 86): the fault

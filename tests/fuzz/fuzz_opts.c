@@ -6,6 +6,7 @@
  * argv[2..]. Properties: no crash, leak or hang; the parse returns EB_OK or a negative code. */
 #include "harness/cmd.h"
 #include "harness/harness.h"
+#include "harness/sweep.h"
 #include "cli/opts.h"
 #include "efabench/status.h"
 

@@ -36,7 +36,7 @@ static int feed(const uint8_t *bytes, size_t len, int fds[2])
 	return 0;
 }
 
-static void serve(struct eb_hub *hub)
+static void drain(struct eb_hub *hub)
 {
 	int polls = 0;
 
@@ -62,7 +62,7 @@ static void hub_side(const uint8_t *data, size_t size)
 	}
 	if (eb_hub_init(&hub, n, fds) != EB_OK)
 		abort();
-	serve(&hub);
+	drain(&hub);
 	eb_hub_fini(&hub);
 	for (i = 0; i < n; i++)
 		close(peer[i]);
@@ -130,7 +130,7 @@ static void rendezvous_side(const uint8_t *data, size_t size)
 	}
 	if (eb_hub_init(&hub, n, fds) != EB_OK)
 		abort();
-	serve(&hub);
+	drain(&hub);
 	eb_hub_fini(&hub);
 	for (i = 0; i < n; i++)
 		close(peer[i]);
