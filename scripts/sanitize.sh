@@ -27,8 +27,8 @@ start=$(date +%s)
 #    sharing this host's cores; the sanitizers' CPU cost moves healthy cells across that line.
 #    The plain suite runs it.
 #  fastpath.script, hygiene.repeat, manpage, report, tables, plot.*: timings against a floor
-#    program, 20 repeats of runs the suite makes once, the manual, Python reading JSON: no efabench code runs
-#    there that the other tests do not run. The plain suite runs them.
+#    program, 20 repeats of runs the suite makes once, the manual, Python reading JSON: no
+#    efabench code runs there that the other tests do not run. The plain suite runs them.
 #  moe.tcp.np4: the same moe code as moe.tcp.np2 and moe.shm.np4, at the suite's longest.
 excluded='^(install|testbed\.slowrail|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4)$'
 # Tests whose ranks run inside an MPI library (Open MPI's mpirun and srun, MPICH's mpirun): their
