@@ -8,6 +8,7 @@ extern "C" {
 
 struct eb_versions {
 	const char *efabench;			 /* "0.6.0" */
+	const char *commit;			 /* the build's git commit, "unknown" */
 	unsigned fi_major, fi_minor;		 /* the libfabric loaded at run time */
 	unsigned fi_built_major, fi_built_minor; /* the headers efabench was built against */
 	int mpi;				 /* the MPI bootstrap is built in */

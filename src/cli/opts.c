@@ -349,6 +349,9 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 	o->sizes_given = given(argc, argv, "minbytes", 'b') || given(argc, argv, "maxbytes", 'e');
 	o->iters_given = given(argc, argv, "iters", 'n');
 	o->rounds_given = given(argc, argv, "rounds", 0);
+	o->phases_given = given(argc, argv, "phases", 0);
+	o->argc = argc;
+	o->argv = argv;
 	rc = finish_testing(argc, argv);
 	if (rc == EB_OK)
 		rc = finish_mem(o);

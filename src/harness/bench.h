@@ -48,7 +48,7 @@ enum {
 	/* Every rank waits at a barrier before checking what arrived (the writers are on
 	 * other ranks and nothing else tells the target they are done). */
 	EB_PT_SETTLE = 1u << 3,
-	/* Every timed iteration starts at a barrier, not only the phase's first. */
+	/* Every iteration (warm-up too) starts at a barrier, not only the phase's first. */
 	EB_PT_ALIGN_EACH = 1u << 4,
 };
 

@@ -61,9 +61,11 @@ struct eb_opts {
 	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
 	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
-	int sizes_given, iters_given, rounds_given; /* -b/-e, -n, --rounds on the command line:
-						     * a subcommand's finish may choose its own
-						     * defaults where they are not */
+	/* -b/-e, -n, --rounds, --phases on the command line: a subcommand's finish may choose
+	 * its own defaults where they are not, or refuse them */
+	int sizes_given, iters_given, rounds_given, phases_given;
+	int argc; /* the command line, for the files' stamp */
+	char *const *argv;
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
 };

@@ -76,6 +76,7 @@ static int open_sheet(struct eb_ctx *c, const struct eb_sweep *w, struct eb_shee
 	const struct eb_opts *o = c->o;
 	int rc = eb_sheet_begin(s, b->plan != NULL ? o->cmd->name : NULL, o->csv, o->json, o->md);
 
+	eb_stamp(c, s);
 	if (b->plan == NULL)
 		eb_sweep_facts(c, w, s);
 	else if (b->facts != NULL)

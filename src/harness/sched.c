@@ -96,7 +96,7 @@ static int phase(struct eb_ctx *c, long iters, double *samples, long *got, uint6
 			    .settle = pt->flags & EB_PT_SETTLE ? h_align : NULL,
 			    .verify = h_verify,
 			    .check = c->o->check && !(pt->flags & EB_PT_PHASE_TIMED),
-			    .align_each = (pt->flags & EB_PT_ALIGN_EACH) && samples != NULL};
+			    .align_each = (pt->flags & EB_PT_ALIGN_EACH) != 0};
 	uint64_t mine = 0;
 	int64_t total = 0;
 	int rc;

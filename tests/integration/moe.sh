@@ -4,7 +4,10 @@
 #                   reduced token count: every token, output and sum checked (#wrong 0), and
 #                   the JSON's figures against their definitions, recomputed from its traffic
 #                   matrix; a matrix file with a rank that receives nothing
-#   corrupt         a flipped byte in what landed is counted in #wrong and fails the run
+#   corrupt         a flipped byte in what landed is counted in #wrong, once per receiving rank
+#                   and phase (the warm-up's and the timed one), and fails the run; wrong keys
+#                   (--corrupt-key) end the run non-zero, naming the failed writes; a rank
+#                   stopped by --stop-rank is named within the deadline + 5 s
 #   refuse          bad shapes end in one line and exit 2 before any rank starts
 #   kill | stop [PROV [ARGS]]  a rank killed (or stopped) mid-dispatch: every rank ends
 #                   non-zero within the deadline + 5 s, the survivors (or the launcher) name it;
@@ -55,6 +58,9 @@ for r in res:
     assert r["fastest_p50_us"] <= r["p50_us"] <= r["p99_us"], r
     assert len(r["ranks"]) == n and max(x["p50_us"] for x in r["ranks"]) == r["p50_us"]
     assert r["ranks"][r["slowest_rank"]]["p50_us"] == r["p50_us"]
+    assert r["ranks"][r["slowest_rank"]]["p99_us"] == r["p99_us"], r
+    # Iterations start together, so the slowest rank of each is at least the slowest by p50.
+    assert r["p50_us"] <= r["each_max_p50_us"] <= r["each_max_p99_us"], r
     assert abs(r["sel_GBps"] - sel_b[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["sel_GBps"]), r
     assert abs(r["wire_GBps"] - wire[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["wire_GBps"]), r
     assert abs(r["mwrites_per_s"] - r["writes"] / t / 1e6) <= 1e-6 * max(1, r["mwrites_per_s"]), r
@@ -156,11 +162,31 @@ corrupt)
 	cat "$WORK/out"
 	[ $rc -eq 1 ] || fail "a corrupted run exited $rc, want 1"
 	grep -q "Out of bounds values : [1-9][0-9]* FAILED" "$WORK/out" || fail "no wrong words"
-	python3 - "$WORK/out.json" <<'PY' || fail "#wrong not in every row"
+	python3 - "$WORK/out.json" <<'PY' || fail "#wrong is not one per receiving rank and phase"
 import json, sys
-res = json.load(open(sys.argv[1]))["results"]
-assert len(res) == 6 and all(r["wrong"] > 0 for r in res), [r["wrong"] for r in res]
+d = json.load(open(sys.argv[1]))
+res = d["results"]
+n = d["ranks"]
+receivers = sum(1 for x in range(n) if sum(t["tokens"] for t in d["traffic"] if t["dst"] == x))
+assert receivers == n and d["iterations"] == "aligned"
+assert len(res) == 6 and all(r["wrong"] == 2 * receivers for r in res), [r["wrong"] for r in res]
 PY
+	timeout 120 "$EFABENCH" moe --np 2 --provider tcp --initiators cpu,a2av --tokens 16 --experts 8 \
+		--hidden 256 -n 2 -w 1 --timeout 5 --corrupt-key >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/err"
+	[ $rc -ne 0 ] || fail "a run with wrong keys exited 0"
+	grep -q "error: .*\(write\|key\|rank\)" "$WORK/err" || fail "no error names what failed"
+	# --stop-rank: rank 1 stops itself after its first timed phase; named within 5 + 5 s.
+	start=$SECONDS
+	timeout 120 "$EFABENCH" moe --np 3 --provider shm --initiators cpu --tokens 16 --experts 24 \
+		--hidden 256 -n 2 -w 1 --timeout 5 --stop-rank 1 >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	cat "$WORK/err"
+	[ $rc -ne 0 ] || fail "a run with a stopped rank exited 0"
+	[ $((SECONDS - start)) -le 12 ] || fail "the stopped rank took $((SECONDS - start)) s to name"
+	grep -q "error: .*rank 1 \(never came\|(pid [0-9]*) is stopped\)" "$WORK/err" ||
+		fail "nobody named the stopped rank 1"
 	;;
 refuse)
 	printf "1 2\n3\n" >"$WORK/short"
@@ -169,7 +195,7 @@ refuse)
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
 		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0" "--piece 4K" \
-		"--rx-threads --no-rx-threads"; do
+		"--rx-threads --no-rx-threads" "--phases 3" "--initiators gpu --mem host"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?
@@ -184,10 +210,11 @@ kill | stop)
 	hit_rank $victim $sig $timeout 0 "$EFABENCH" moe --np 3 --provider "${2:-shm}" \
 		--initiators cpu --tokens 64 --experts 48 --hidden 1024 -n 100000000 -w 1 \
 		--timeout $timeout -v "${@:3}"
-	# Stopped: a survivor's deadline, or the launcher's kill of the stopped rank, whichever
-	# comes first, names it.
+	# Stopped: a survivor's deadline, the bootstrap's at the barrier that starts every
+	# iteration, or the launcher's kill of the stopped rank, whichever comes first, names it.
 	named="error: .*\(lost rank $victim\|rank $victim\)"
-	[ "$mode" = stop ] && named="error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\)"
+	[ "$mode" = stop ] &&
+		named="error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\|bootstrap: rank $victim never came\)"
 	grep -q "$named" "$WORK/err" || fail "no survivor named rank $victim"
 	hit_done
 	;;

@@ -32,7 +32,7 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 						.turns = 1,
 						.warmup = c->o->warmup,
 						.iters = c->o->iters,
-						.flags = EB_PT_SAMPLES,
+						.flags = EB_PT_SAMPLES | EB_PT_ALIGN_EACH,
 						.name = names[n]};
 		}
 	}

@@ -144,6 +144,7 @@ static uint64_t check_outputs(struct eb_ctx *c, struct mstate *st, const char *i
 
 	for (t = 0; t < st->rt.tokens; t++) {
 		const int32_t *x = eb_route_sel(&st->rt, c->rank, t);
+		uint64_t was = wrong;
 
 		memset(st->sum, 0, sizeof(*st->sum) * (size_t)hidden * 2);
 		for (k = 0; k < st->rt.width && x[k] >= 0; k++) {
@@ -166,7 +167,9 @@ static uint64_t check_outputs(struct eb_ctx *c, struct mstate *st, const char *i
 				st->sum[hidden + i] += w * float_of(st->vals[i]);
 			}
 		}
-		for (i = 0; i < hidden; i++)
+		/* A wrong output makes its sum wrong too: a sum counts only where every output
+		 * came right (one flipped byte, one wrong value). */
+		for (i = 0; i < hidden && wrong == was; i++)
 			st->wrong_sums += st->sum[i] != st->sum[hidden + i];
 	}
 	return wrong;

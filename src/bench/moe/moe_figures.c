@@ -5,6 +5,7 @@
 #include "report/sheet.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const eb_moe_init_name[] = {"gpu", "cpu", "a2av"};
@@ -47,12 +48,38 @@ static double a2av_writes(const struct mstate *st, int nranks)
 	return sum / nranks;
 }
 
+/* The slowest rank's time in each timed iteration (every iteration starts at a barrier, so
+ * the i-th sample of every rank is the same iteration), summarised; NULL samples: zeros. */
+static struct eb_stats slowest_each(const struct eb_meas *m)
+{
+	struct eb_stats st = {0};
+	size_t n = m->ngroups > 0 ? m->groups[0].st.n : 0, i;
+	double *worst = n > 0 && m->samples != NULL ? calloc(n, sizeof(*worst)) : NULL;
+	int g;
+
+	if (worst == NULL)
+		return st;
+	for (g = 0; g < m->ngroups; g++) {
+		if (m->groups[g].st.n < n)
+			n = m->groups[g].st.n;
+		for (i = 0; i < n; i++) {
+			double v = m->samples[(size_t)g * (size_t)m->per + i];
+
+			worst[i] = v > worst[i] ? v : worst[i];
+		}
+	}
+	eb_stats_compute(worst, n, &st);
+	free(worst);
+	return st;
+}
+
 void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 		   struct eb_rec *r)
 {
 	struct mstate *st = c->priv;
 	const struct eb_group *g = m->groups;
 	struct totals tt;
+	struct eb_stats each = slowest_each(m);
 	double slow50 = 0, slow99 = 0, fast = 1e300, sel, wire, writes = 0, *base = st->base;
 	int k, slow = 0, fastr = 0, ph = m->pt->step, init = m->pt->var;
 
@@ -60,13 +87,13 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	for (k = 0; k < m->ngroups; k++) {
 		if (g[k].st.p50 > slow50) {
 			slow50 = g[k].st.p50;
+			slow99 = g[k].st.p99;
 			slow = g[k].rank;
 		}
 		if (g[k].st.p50 < fast) {
 			fast = g[k].st.p50;
 			fastr = g[k].rank;
 		}
-		slow99 = g[k].st.p99 > slow99 ? g[k].st.p99 : slow99;
 		writes += m->rep[g[k].rank].own[0] / c->nranks;
 	}
 	if (init == INIT_A2AV)
@@ -77,6 +104,8 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	eb_rec_str(r, "phase", eb_moe_phase_name[ph]);
 	eb_rec_num(r, "p50_us", slow50 * 1e6);
 	eb_rec_num(r, "p99_us", slow99 * 1e6);
+	eb_rec_num(r, "each_max_p50_us", each.p50 * 1e6);
+	eb_rec_num(r, "each_max_p99_us", each.p99 * 1e6);
 	eb_rec_num(r, "fastest_p50_us", fast * 1e6);
 	eb_rec_int(r, "fastest_rank", fastr);
 	eb_rec_int(r, "slowest_rank", slow);
@@ -110,7 +139,7 @@ const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
     {"Phase", "phase", 8, 0, 1},
     {"p50(us)", "p50_us", 10, 1, 0},
     {"p99(us)", "p99_us", 10, 1, 0},
-    {"fastest", "fastest_p50_us", 10, 1, 0},
+    {"max/it", "each_max_p50_us", 10, 1, 0},
     {"slowest", "slowest_rank", 7, 0, 0},
     {"sel GB/s", "sel_GBps", 9, 2, 0},
     {"wire GB/s", "wire_GBps", 9, 2, 0},
@@ -217,10 +246,43 @@ static void thread_facts(const struct eb_ctx *c, const struct mstate *st, struct
 		     eb_moe_cpu_producers(st));
 }
 
+/* How the points were run: iterations, how they follow each other, the initiators. */
+static void run_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+{
+	const char *names[INIT_N];
+	int n = 0, i;
+
+	for (i = 0; i < INIT_N; i++)
+		if (st->inits & (1u << i))
+			names[n++] = eb_moe_init_name[i];
+	eb_fact_break(s);
+	eb_fact_int(s, "warmup", "warm-up", c->o->warmup);
+	eb_fact_int(s, "iters", "timed iterations", c->o->iters);
+	eb_fact_str(s, "iterations", NULL, "aligned");
+	eb_head_fact(&s->head, NULL, "(each starts at a barrier)");
+	eb_fact_num(s, "timeout_s", "timeout", c->o->fab.timeout_s, "%g s");
+	eb_fact_bool(s, "check", NULL, c->o->check);
+	eb_fact_strs(s, "initiators", "initiators", names, n);
+}
+
+/* Why GPU producers are missing from a table that was to have every initiator. */
+static const char *no_gpu_why(const struct eb_ctx *c)
+{
+	if (!eb_mem_have_cuda())
+		return "a build without CUDA";
+	if (c->gpu < 0)
+		return "no GPU here";
+	return "host memory: GPU blocks copy the tokens themselves and cannot reach it (--mem "
+	       "pinned or device runs them)";
+}
+
 /* What a user of this host should know before reading the table. */
 static void notes(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
 	int spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? eb_moe_cpu_producers(st) : 0);
+
+	if (!st->mo->inits_given && !(st->inits & (1u << INIT_GPU)))
+		eb_fact_say(s, "note", "no GPU producers: %s", no_gpu_why(c));
 
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores)
 		eb_fact_say(s, "note",
@@ -269,10 +331,12 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	shape_facts(c, st, s);
 	fabric_facts(c, st, s);
 	routing_facts(c, st, s);
+	run_facts(c, st, s);
 	thread_facts(c, st, s);
 	notes(c, st, s);
 	eb_fact_say(s, NULL,
-		    "p50/p99 = the slowest rank's; fastest = the fastest rank's p50; "
+		    "p50/p99 = the slowest rank's (by p50); max/it = p50 over iterations of the "
+		    "slowest rank's time in each (every iteration starts at a barrier); "
 		    "sel GB/s = selections x bytes / p50; wire GB/s = bytes to other ranks / p50 "
 		    "(per rank, mean); x a2av = p50 / the all-to-all-v's");
 	traffic(c, st, s);

@@ -37,6 +37,11 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		       "not apply");
 		return EB_EINVAL;
 	}
+	if (o->phases_given) {
+		eb_err("moe times every iteration on its own: --phases (points timed by the phase) "
+		       "does not apply");
+		return EB_EINVAL;
+	}
 	if (mo->rx_threads && mo->no_rx_threads) {
 		eb_err("--rx-threads and --no-rx-threads: pick one");
 		return EB_EINVAL;
@@ -72,10 +77,17 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		       "same puts from CPU threads");
 		return EB_EINVAL;
 	}
+	if ((mo->initiators & (1u << INIT_GPU)) && o->mem == EB_MEM_HOST) {
+		eb_err("--initiators gpu: GPU blocks copy the tokens themselves and cannot reach "
+		       "--mem host; give --mem pinned or device");
+		return EB_EINVAL;
+	}
 	if (mo->initiators & (1u << INIT_GPU))
 		o->want_gpu = "--initiators gpu";
 	if (mo->initiators == 0)
 		mo->initiators = INIT_ALL;
+	else
+		mo->inits_given = 1;
 	/* The rank, its proxy threads, their receiving partners (counted unless refused: the
 	 * cores are known only once the ranks run) and its CPU producers all spin. */
 	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);

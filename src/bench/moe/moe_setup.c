@@ -236,6 +236,25 @@ static unsigned initiators(const struct eb_ctx *c, const struct mopts *mo)
 	return inits;
 }
 
+/* Testing aid (--corrupt-key): rank 0 writes with wrong keys, on every engine it writes
+ * through (the proxy threads' and the a2av's), so that the fabric refuses them. */
+static void spoil_keys(struct mstate *st)
+{
+	struct eb_region *regs[1 + 2 * (2 * EB_MOE_MAX_Q)];
+	int n = 0, i, k;
+	size_t j;
+
+	regs[n++] = &st->dst.reg;
+	for (i = INIT_GPU; i <= INIT_CPU; i++)
+		for (k = 0; k < 2 * EB_MOE_MAX_Q; k++)
+			regs[n++] = &st->side[i].dst_reg[k];
+	for (i = 0; i < n; i++)
+		for (j = 0; regs[i]->rkeys != NULL &&
+			    j < (size_t)regs[i]->e->nchan * (size_t)st->plan.ranks;
+		     j++)
+			regs[i]->rkeys[j].key ^= 0x5a5a5a5a5a5aull;
+}
+
 int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 {
 	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
@@ -271,6 +290,8 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
 		if (inits & (1u << i))
 			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
+	if (rc == EB_OK && c->o->corrupt_key && c->rank == 0)
+		spoil_keys(st);
 	st->w = (struct eb_moe_work){.nq = st->nq,
 				     .rank = c->rank,
 				     .ranks = c->nranks,

@@ -31,6 +31,7 @@ struct mopts {
 	int producers;	   /* 0: 1 CPU thread per proxy thread; GPU blocks: gpu_blocks */
 	uint64_t piece;	   /* prefill: bytes per packed write at most (0: --chunk) */
 	unsigned initiators;
+	int inits_given; /* --initiators on the command line (else: all that can run here) */
 	struct eb_route_spec spec;
 };
 
