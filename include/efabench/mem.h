@@ -29,6 +29,24 @@ struct eb_mem {
 	int dmabuf_fd;	     /* device memory exported as a DMA-BUF, -1 when none (eb_mem_dmabuf) */
 	uint64_t dmabuf_off; /* ptr's offset into that DMA-BUF */
 	void *alloc;	     /* what eb_mem_free releases */
+	int shared;	     /* EB_SHARE_*: memory other processes map, or a peer's mapped here */
+	char seg[48];	     /* EB_SHARE_SEG: the segment's name until eb_mem_unshare */
+};
+
+enum {
+	EB_SHARE_NONE,
+	EB_SHARE_SEG, /* host or pinned memory in a POSIX shared-memory segment of this process */
+	EB_SHARE_MAP, /* a peer's segment, mapped here */
+	EB_SHARE_IPC, /* a peer's device memory, mapped here through CUDA IPC */
+};
+
+/* What a process hands its peers on this host so that they can map a shared buffer. */
+struct eb_mem_handle {
+	int32_t kind; /* enum eb_mem_kind */
+	uint32_t pad;
+	uint64_t len;
+	uint64_t off;	      /* device memory: the buffer's offset in the exported allocation */
+	unsigned char id[64]; /* the segment's name, or the CUDA IPC handle */
 };
 
 const char *eb_mem_kind_name(enum eb_mem_kind k); /* "host", "pinned", "device" */
@@ -56,6 +74,20 @@ int eb_mem_use_gpu(int gpu);
  * status after one line naming `what`. */
 int eb_mem_alloc(struct eb_mem *m, enum eb_mem_kind kind, size_t len, const char *what);
 void eb_mem_free(struct eb_mem *m);
+
+/* ---- memory shared with the processes of this host (stores into a peer's buffer) */
+/* Like eb_mem_alloc, in memory peers can map: host and pinned memory in a POSIX
+ * shared-memory segment (pinned: registered with CUDA here), device memory as cudaMalloc
+ * makes it (CUDA IPC exports it). eb_mem_free releases it. */
+int eb_mem_alloc_shared(struct eb_mem *m, enum eb_mem_kind kind, size_t len, const char *what);
+void eb_mem_export(const struct eb_mem *m, struct eb_mem_handle *h);
+/* Map a peer's export into this process: m->ptr is where this process's CPU reaches it (NULL
+ * for device memory), m->dev_ptr where its GPU does (pinned: registered here; host: NULL).
+ * eb_mem_free unmaps it. 0, or a negative status after one line naming `what`. */
+int eb_mem_import(struct eb_mem *m, const struct eb_mem_handle *h, const char *what);
+/* Once every peer has mapped it: remove the segment's name, so that nothing is left behind
+ * whatever happens to the processes (their mappings stay). */
+void eb_mem_unshare(struct eb_mem *m);
 
 /* Fill bytes [off, off + len) with the pattern p, the first byte being payload offset base (a
  * multiple of 8); synchronous. Poison = the same with epoch EB_EPOCH_POISON. */

@@ -20,41 +20,60 @@ __global__ void moe_kernel(struct eb_moe_work w, int *failed)
 		atomicExch(failed, 1);
 }
 
-static int upload(void **dev, const void *host, size_t bytes)
+extern "C" int eb_mk_put(void **dev, const void *host, size_t n)
 {
-	int rc = eb_cuda_check(cudaMalloc(dev, bytes > 0 ? bytes : 8), "cudaMalloc for moe items");
+	int rc = eb_cuda_check(cudaMalloc(dev, n > 0 ? n : 8), "cudaMalloc for moe's items");
 
-	if (rc == 0 && bytes > 0)
-		rc = eb_cuda_check(cudaMemcpy(*dev, host, bytes, cudaMemcpyHostToDevice),
-				   "cudaMemcpy of moe items");
+	if (rc == 0 && host == NULL)
+		rc = eb_cuda_check(cudaMemset(*dev, 0, n > 0 ? n : 8), "cudaMemset");
+	else if (rc == 0 && n > 0)
+		rc = eb_cuda_check(cudaMemcpy(*dev, host, n, cudaMemcpyHostToDevice),
+				   "cudaMemcpy of moe's items");
 	return rc;
 }
 
-extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
-			    struct eb_moe_phase *dev)
+extern "C" void eb_mk_release(void *dev)
 {
-	size_t n = sizeof(uint64_t) * (size_t)items;
+	if (dev != NULL)
+		cudaFree(dev);
+}
+
+static int setup_stream(void)
+{
+	int rc = 0;
+
+	if (stream != NULL)
+		return 0;
+	rc = eb_cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+			   "cudaStreamCreate");
+	rc = rc != 0 ? rc
+		     : eb_cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+				     "cudaEventCreate");
+	return rc != 0 ? rc : eb_cuda_check(cudaMalloc((void **)&failed_d, sizeof(int)), "cudaMalloc");
+}
+
+extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
+			    int64_t refs, struct eb_moe_phase *dev)
+{
+	size_t n = sizeof(uint64_t) * (size_t)items, n32 = sizeof(uint32_t) * (size_t)items;
+	size_t r = (size_t)refs;
 	int rc;
 
 	*dev = *host;
 	dev->off = NULL;
-	dev->src = dev->packed = dev->len = dev->dst = NULL;
-	rc = upload((void **)&dev->off, host->off, sizeof(int64_t) * ((size_t)ranks + 1));
-	rc = rc != 0 ? rc : upload((void **)&dev->src, host->src, n);
-	rc = rc != 0 ? rc : upload((void **)&dev->packed, host->packed, n);
-	rc = rc != 0 ? rc : upload((void **)&dev->len, host->len, n);
-	rc = rc != 0 ? rc : upload((void **)&dev->dst, host->dst, n);
-	if (rc == 0 && stream == NULL) {
-		rc = eb_cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-				   "cudaStreamCreate");
-		rc = rc != 0
-			 ? rc
-			 : eb_cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
-					 "cudaEventCreate");
-		rc = rc != 0
-			 ? rc
-			 : eb_cuda_check(cudaMalloc((void **)&failed_d, sizeof(int)), "cudaMalloc");
-	}
+	dev->src = dev->packed = dev->len = dev->dst = dev->row_at = NULL;
+	dev->rows = dev->first = NULL;
+	dev->row_w = NULL;
+	rc = eb_mk_put((void **)&dev->off, host->off, sizeof(int64_t) * ((size_t)ranks + 1));
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->src, host->src, n);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->packed, host->packed, n);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->len, host->len, n);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->dst, host->dst, n);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->rows, host->rows, n32);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->first, host->first, n32);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->row_at, host->row_at, sizeof(uint64_t) * r);
+	rc = rc != 0 ? rc : eb_mk_put((void **)&dev->row_w, host->row_w, r);
+	rc = rc != 0 ? rc : setup_stream();
 	if (rc != 0)
 		eb_mk_free(dev);
 	return rc;
@@ -67,8 +86,14 @@ extern "C" void eb_mk_free(struct eb_moe_phase *dev)
 	cudaFree((void *)dev->packed);
 	cudaFree((void *)dev->len);
 	cudaFree((void *)dev->dst);
+	cudaFree((void *)dev->rows);
+	cudaFree((void *)dev->first);
+	cudaFree((void *)dev->row_at);
+	cudaFree((void *)dev->row_w);
 	dev->off = NULL;
-	dev->src = dev->packed = dev->len = dev->dst = NULL;
+	dev->src = dev->packed = dev->len = dev->dst = dev->row_at = NULL;
+	dev->rows = dev->first = NULL;
+	dev->row_w = NULL;
 }
 
 extern "C" int eb_mk_tickets(uint64_t **t, size_t n)
@@ -110,29 +135,35 @@ extern "C" int eb_mk_done(int *failed)
 	return 1;
 }
 
-/* Items [a, b) copied within a rank: of one length, by the whole grid as one sequence of
- * words; otherwise a block per item in turn. An item already in place (packed where it
- * sits) is left. */
-__global__ void gather_kernel(char *to, const uint64_t *to_off, const char *from,
-			      const uint64_t *from_off, const uint64_t *len, uint64_t same,
-			      int64_t a, int64_t b)
+/* Items [a, b) made by the grid: copies of one length as one sequence of words, otherwise a
+ * block per item in turn (a sum's elements over the block's threads). An item already in
+ * place (packed where it sits) is left. */
+__global__ void gather_kernel(struct eb_moe_work w, char *to, const uint64_t *to_off, int64_t a,
+			      int64_t b)
 {
+	const struct eb_moe_phase *ph = &w.ph;
+	const char *from = ph->from_dst ? w.dst : w.src;
 	int64_t i;
 
-	if (same > 0 && eb_moe_aligned(to, to_off[a], from, from_off[a], same)) {
-		eb_moe_copy_same(to, to_off, from, from_off, same, a, b,
+	if (ph->same > 0 && ph->rows[a] == 0 && ph->rows[b - 1] == 0 &&
+	    eb_moe_aligned(to, to_off[a], from, ph->src[a], ph->same)) {
+		eb_moe_copy_same(to, to_off, from, ph->src, ph->same, a, b,
 				 (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
 				 (uint64_t)gridDim.x * blockDim.x);
 		return;
 	}
-	for (i = a + blockIdx.x; i < b; i += gridDim.x)
-		if (to + to_off[i] != from + from_off[i])
-			eb_moe_copy(to + to_off[i], from + from_off[i], len[i]);
+	for (i = a + blockIdx.x; i < b; i += gridDim.x) {
+		if (ph->rows[i] > 0)
+			eb_moe_sum(&w, to + to_off[i], i, threadIdx.x, blockDim.x);
+		else if (to + to_off[i] != from + ph->src[i])
+			eb_moe_copy(to + to_off[i], from + ph->src[i], ph->len[i]);
+	}
 }
 
-extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int64_t b)
+extern "C" int eb_mk_gather(const struct eb_moe_work *w, char *to, int packed, int64_t a,
+			    int64_t b)
 {
-	const struct eb_moe_phase *g = &w->gph;
+	struct eb_moe_work g = *w;
 	int64_t blocks = b - a < 128 ? b - a : 128;
 
 	if (mine == NULL) {
@@ -146,8 +177,9 @@ extern "C" int eb_mk_gather(const struct eb_moe_work *w, int own, int64_t a, int
 				  "cudaStreamCreate") != 0)
 			return -1;
 	}
-	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(
-	    own ? w->dst : w->src, own ? g->dst : g->packed, w->src, g->src, g->len, g->same, a, b);
+	g.ph = w->gph; /* the leg's arrays in GPU memory */
+	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(g, packed ? w->src : to,
+							  packed ? g.ph.packed : g.ph.dst, a, b);
 	return eb_cuda_check(cudaGetLastError(), "launching a producer's copies") != 0 ? -1 : 0;
 }
 

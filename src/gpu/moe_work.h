@@ -1,12 +1,16 @@
-/* What one producer of `efabench moe` does in a phase (dispatch or combine), written once for
- * GPU blocks and CPU threads. Producer p of P feeds proxy thread q = p % nq; for every
- * destination rank, thread q's producers take a contiguous q-th of the items going there.
- * In decode each producer puts its own part of them, one put per item. In prefill they cut
- * the thread's share into pieces of a chunk's worth of items, each producer packs its part of
- * every piece and the last to finish a piece puts it whole: one write per piece whatever the
- * number of producers, the next piece packed while the last one travels. Items for the rank
- * itself are copied locally (by the rank's thread where own_by_rank says so). Each proxy thread's
- * producers signal every destination once per phase (eb_moe_produce). */
+/* What one producer of `efabench moe` does in one leg of a phase, written once for GPU blocks
+ * and CPU threads. Producer p of P feeds proxy thread q = p % nq; for every destination rank,
+ * thread q's producers take a contiguous q-th of the items going there. An item is a copy or
+ * a weighted sum of bf16 rows (moe_plan.h); it is made straight into the destination where
+ * the rank reaches it by stores (itself, or a same-host peer whose region is mapped here),
+ * and otherwise goes through the fabric. There, in decode each producer puts its own part of
+ * the items, one put each (made in the packing area first where it is a sum or read from the
+ * destination region). In prefill they cut the thread's share into pieces of a chunk's worth
+ * of items, each producer makes its part of every piece and the last to finish a piece puts
+ * it whole: one write per piece whatever the number of producers, the next piece made while
+ * the last one travels. Each proxy thread's producers tell every peer once per leg that they
+ * are done: a signal through the fabric, or a flag stored in the peer's memory
+ * (eb_moe_produce). */
 #ifndef EB_GPU_MOE_WORK_H
 #define EB_GPU_MOE_WORK_H
 
@@ -21,14 +25,21 @@
 #define EB_MOE_MAX_Q 16
 #define EB_MOE_MARK  (1ull << 32) /* per producer and destination, beside the item count */
 
+/* One leg of a phase, as producers read it (host or GPU copies of the plan's arrays). */
 struct eb_moe_phase {
 	const int64_t *off; /* [ranks + 1] items per destination */
 	const uint64_t *src, *packed, *len, *dst;
+	const uint32_t *rows, *first; /* sums: rows, and the first in row_at / row_w */
+	const uint64_t *row_at;
+	const uint8_t *row_w; /* quarters */
 	uint64_t
-	    same;     /* every item's length, the offsets stepping by it (dispatch); 0: they vary */
-	uint32_t sig; /* word sig + this rank at the destination counts what this rank sent */
-	int64_t piece; /* packing: items per write at most (a chunk's worth), packed then put in
-			* turn so that packing the next overlaps the last one's transfer */
+	    same; /* every item's length, the offsets stepping by it (dispatch); 0: they vary */
+	uint32_t sig;	/* word sig + this rank at the destination counts what this rank sent */
+	uint32_t flag;	/* a same-host peer's flag word flag + rank * EB_MOE_MAX_Q + q */
+	uint64_t seq;	/* the leg's runs so far, this one included: what a flag is set to */
+	int from_dst;	/* items are read from this rank's destination region */
+	int64_t piece;	/* packing: items per write at most (a chunk's worth), packed then put in
+			 * turn so that packing the next overlaps the last one's transfer */
 };
 
 struct eb_moe_work {
@@ -38,16 +49,22 @@ struct eb_moe_work {
 	 * in decode over host memory, which would copy them token by token across PCIe). */
 	int own_by_rank;
 	char *src, *dst; /* this rank's regions: packing and its own items are local copies */
+	/* [ranks]: a same-host peer's destination region and flag words as these producers
+	 * reach them (NULL: the peer goes through the fabric). */
+	char *const *peer;
+	uint64_t *const *peer_flags;
 	struct eb_moe_phase ph;
-	/* CPU producers over GPU memory: gather copies a range of items at once (one kernel on
-	 * the thread's stream, reading the item arrays of gph, the phase's copies in GPU
-	 * memory); sync waits for what the thread queued. GPU blocks copy themselves. */
-	int (*gather)(const struct eb_moe_work *w, int own, int64_t a, int64_t b);
+	/* CPU producers over GPU memory: gather makes a range of items at once (one kernel on
+	 * the thread's stream, reading the item arrays of gph, the leg's copies in GPU memory)
+	 * into `to` (a region's GPU address) at to_off (the items' dst or packed); sync waits
+	 * for what the thread queued. GPU blocks make items themselves. */
+	int (*gather)(const struct eb_moe_work *w, char *to, int packed, int64_t a, int64_t b);
 	int (*sync)(void);
+	char *const *gpeer; /* [ranks] peers' regions as the GPU reaches them (gather's to) */
 	struct eb_moe_phase gph;
 	/* [nq][ranks + 1 + npieces] counters shared by the producers (GPU memory for GPU
-	 * producers), zeroed once: per destination, for the end of the phase, and per piece
-	 * (npieces: more than any phase's items / piece + ranks). */
+	 * producers), zeroed once: per destination, for the end of the leg, and per piece
+	 * (npieces: more than any leg's items / piece + ranks). */
 	uint64_t *tickets;
 	int64_t npieces;
 };
@@ -195,34 +212,106 @@ EB_Q_FN int64_t eb_moe_cut(int64_t a, int64_t b, int i, int of)
 	return a + (b - a) * i / of;
 }
 
-/* Items [a, b) copied within this rank: to its own destination region (own), or packed in
- * its source region where they do not already sit there. 0 or -1 after one line. */
-EB_Q_FN int eb_moe_copy_items(const struct eb_moe_work *w, int own, int64_t a, int64_t b)
+/* A weighted sum of bf16 rows, element by element in float: the rows hold small integers and
+ * the weights are quarters, so every sum is exact in float and in bf16, whatever the order. */
+EB_Q_FN float eb_moe_f32(uint16_t h)
+{
+	union {
+		uint32_t u;
+		float f;
+	} v;
+
+	v.u = (uint32_t)h << 16;
+	return v.f;
+}
+
+EB_Q_FN uint16_t eb_moe_bf16(float f)
+{
+	union {
+		uint32_t u;
+		float f;
+	} v;
+
+	v.f = f;
+	return (uint16_t)(v.u >> 16); /* exact: the sums need no rounding */
+}
+
+/* Item i summed into to: elements t, t + of, ... (a GPU block's threads, or one thread). */
+EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t,
+			uint64_t of)
 {
 	const struct eb_moe_phase *ph = &w->ph;
+	const char *from = ph->from_dst ? w->dst : w->src;
+	uint64_t n = ph->len[i] / 2, e;
+	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+
+	for (e = t; e < n; e += of) {
+		float acc = 0;
+
+		for (r = 0; r < rows; r++) {
+			const uint16_t *row = (const uint16_t *)(from + ph->row_at[first + r]);
+
+			acc += 0.25f * (float)ph->row_w[first + r] * eb_moe_f32(row[e]);
+		}
+		((uint16_t *)to)[e] = eb_moe_bf16(acc);
+	}
+}
+
+#if defined(__CUDACC__)
+#define EB_MOE_T  threadIdx.x
+#define EB_MOE_OF blockDim.x
+#else
+#define EB_MOE_T  0
+#define EB_MOE_OF 1
+#endif
+
+/* Items [a, b) made at to + to_off[i]: a peer's region, this rank's own destination region,
+ * or the packing area (items already in place are left). 0 or -1 after one line. */
+EB_Q_FN int eb_moe_make(const struct eb_moe_work *w, char *to, const uint64_t *to_off, int64_t a,
+			int64_t b)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	const char *from = ph->from_dst ? w->dst : w->src;
 	int64_t i;
 
 #if defined(__CUDACC__)
-	if (b > a && ph->same > 0 &&
-	    eb_moe_aligned(own ? w->dst : w->src, own ? ph->dst[a] : ph->packed[a], w->src,
-			   ph->src[a], ph->same)) {
-		eb_moe_copy_same(own ? w->dst : w->src, own ? ph->dst : ph->packed, w->src, ph->src,
-				 ph->same, a, b, threadIdx.x, blockDim.x);
+	if (b > a && ph->same > 0 && ph->rows[a] == 0 && ph->rows[b - 1] == 0 &&
+	    eb_moe_aligned(to, to_off[a], from, ph->src[a], ph->same)) {
+		eb_moe_copy_same(to, to_off, from, ph->src, ph->same, a, b, threadIdx.x,
+				 blockDim.x);
 		return 0;
 	}
-#else
-	if (w->gather != NULL)
-		return b > a ? w->gather(w, own, a, b) : 0;
 #endif
-	for (i = a; i < b; i++)
-		if (own || ph->packed[i] != ph->src[i])
-			eb_moe_copy(own ? w->dst + ph->dst[i] : w->src + ph->packed[i],
-				    w->src + ph->src[i], ph->len[i]);
+	for (i = a; i < b; i++) {
+		if (ph->rows[i] > 0)
+			eb_moe_sum(w, to + to_off[i], i, EB_MOE_T, EB_MOE_OF);
+		else if (to + to_off[i] != from + ph->src[i])
+			eb_moe_copy(to + to_off[i], from + ph->src[i], ph->len[i]);
+	}
 	return 0;
 }
 
-/* Decode: this producer's items [a, b) of a destination, one put each; and the rank's own
- * items, copied. 0 or -1 (the queue's error bit says why). */
+/* The same, by the producer's kind: CPU producers over GPU memory queue one kernel. */
+EB_Q_FN int eb_moe_make_at(const struct eb_moe_work *w, int peer, int packed, int64_t a, int64_t b)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	char *to = packed ? w->src : peer == w->rank ? w->dst : w->peer[peer];
+
+#if !defined(__CUDACC__)
+	if (w->gather != NULL)
+		return b > a ? w->gather(w, packed ? NULL : w->gpeer[peer], packed, a, b) : 0;
+#endif
+	return eb_moe_make(w, to, packed ? ph->packed : ph->dst, a, b);
+}
+
+/* Whether item i must be made in the packing area before the fabric can carry it. */
+EB_Q_FN int eb_moe_packs(const struct eb_moe_phase *ph, int64_t i)
+{
+	return ph->rows[i] > 0 || ph->packed[i] != ph->src[i] || ph->from_dst;
+}
+
+/* Decode through the fabric: this producer's items [a, b) of a destination, one put each
+ * (from where it is made). 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
 			int64_t a, int64_t b)
 {
@@ -230,23 +319,32 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 	int64_t i;
 	int rc = 0;
 
-	if (peer == w->rank)
-		return eb_moe_copy_items(w, 1, a, b);
-	for (i = a; EB_MOE_LEAD && rc == 0 && i < b; i++)
-		rc = eb_put_nbi(d, (unsigned)peer, ph->dst[i], ph->src[i], ph->len[i]);
+	for (i = a; i < b; i++) {
+		int made = eb_moe_packs(ph, i);
+
+		if (made) {
+			if (eb_moe_make_at(w, peer, 1, i, i + 1) != 0)
+				rc = -1;
+			EB_MOE_SYNC(w); /* made bytes visible to the NIC before the put */
+		}
+		if (EB_MOE_LEAD && rc == 0 &&
+		    eb_put_nbi(d, (unsigned)peer, ph->dst[i], made ? ph->packed[i] : ph->src[i],
+			       ph->len[i]) != 0)
+			rc = -1;
+	}
 	return rc;
 }
 
-/* Prefill: thread q's share [a, b) of a destination, put by pieces. Producer i of the
- * thread's producers packs its part of each piece and takes the piece's ticket; the last to
- * arrive puts the piece. Tickets are taken after a failure too, so that the counts stay
- * whole. 0 or -1 (the queue's error bit says why). */
+/* Prefill through the fabric: thread q's share [a, b) of a destination, put by pieces.
+ * Producer i of the thread's producers makes its part of each piece and takes the piece's
+ * ticket; the last to arrive puts the piece. Tickets are taken after a failure too, so that
+ * the counts stay whole. 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
 			  int peer, int64_t a, int64_t b)
 {
 	const struct eb_moe_phase *ph = &w->ph;
 	int mine = eb_moe_on_queue(w, q), rc = 0;
-	/* A piece's counter: its first item / piece + peer differs for every piece of a phase,
+	/* A piece's counter: its first item / piece + peer differs for every piece of a leg,
 	 * since a destination's items follow the one below's. */
 	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces) +
 		       (size_t)w->ranks + 1 + (size_t)peer;
@@ -254,8 +352,8 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
 
 	for (s = a; s < b; s = e) {
 		e = b - s > ph->piece ? s + ph->piece : b;
-		if (eb_moe_copy_items(w, 0, eb_moe_cut(s, e, i, mine),
-				      eb_moe_cut(s, e, i + 1, mine)) != 0)
+		if (eb_moe_make_at(w, peer, 1, eb_moe_cut(s, e, i, mine),
+				   eb_moe_cut(s, e, i + 1, mine)) != 0)
 			rc = -1;
 		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
 		if (EB_MOE_LEAD && eb_moe_last(&tk[s / ph->piece], mine) &&
@@ -266,13 +364,44 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
 	return rc;
 }
 
-/* Producer p's whole phase: 0 or -1. On the GPU every thread of the block calls it and
- * thread 0's result counts. The producers of one proxy thread share two duties through
- * tickets (counters in w->tickets that only grow): the last to finish its share for a
- * destination signals it, once, with the items all of them put there (plus EB_MOE_MARK, so
- * that a destination learns of nothing as surely as of something); the last to finish
- * everything waits for the proxy thread to complete it all (one quiet, not one spinning
- * poller per producer). */
+/* A same-host peer learns that this proxy thread's producers are done with the leg: its flag
+ * word for (this rank, q) is set to the leg's run number, after everything they stored. */
+EB_Q_FN void eb_moe_flag(const struct eb_moe_work *w, int peer, int q)
+{
+	uint64_t *f = w->peer_flags[peer] + w->ph.flag + (size_t)w->rank * EB_MOE_MAX_Q + (size_t)q;
+
+#if defined(__CUDACC__)
+	__threadfence_system();
+	*(volatile uint64_t *)f = w->ph.seq;
+#else
+	atomic_store_explicit((_Atomic uint64_t *)f, w->ph.seq, memory_order_release);
+#endif
+}
+
+/* One destination's share of this producer: made in place (itself, a same-host peer), or
+ * through the fabric. 0 or -1. */
+EB_Q_FN int eb_moe_reach(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
+			 int peer, int64_t a, int64_t b)
+{
+	int mine = eb_moe_on_queue(w, q);
+	int64_t x = eb_moe_cut(a, b, i, mine), y = eb_moe_cut(a, b, i + 1, mine);
+
+	if (peer == w->rank || w->peer[peer] != NULL) {
+		int rc = eb_moe_make_at(w, peer, 0, x, y);
+
+		EB_MOE_SYNC(w); /* stored, before the flag says so */
+		return rc;
+	}
+	return w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b) : eb_moe_send(w, d, peer, x, y);
+}
+
+/* Producer p's whole leg: 0 or -1. On the GPU every thread of the block calls it and thread
+ * 0's result counts. The producers of one proxy thread share two duties through tickets
+ * (counters in w->tickets that only grow): the last to finish its share for a destination
+ * tells it so, once: a signal that adds the items all of them put there (plus EB_MOE_MARK,
+ * so that a destination learns of nothing as surely as of something), or a flag stored in a
+ * same-host peer; the last to finish everything waits for the proxy thread to complete it
+ * all (one quiet, not one spinning poller per producer). */
 EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 {
 	int q = p % w->nq, i = p / w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0;
@@ -283,26 +412,22 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 	 * the local copies last. Every destination is visited even after a failure: a block's
 	 * threads must meet at the same barriers, and the others count on its tickets. */
 	for (k = 1; k <= w->ranks; k++) {
-		int peer = (w->rank + k) % w->ranks, r;
+		int peer = (w->rank + k) % w->ranks;
 		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
 		if (peer == w->rank && w->own_by_rank)
 			continue;
-		if (peer != w->rank && w->coalesce)
-			r = eb_moe_pieces(w, d, q, i, peer, a, b);
-		else
-			r = eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
-					eb_moe_cut(a, b, i + 1, mine));
-		if (r != 0)
+		if (eb_moe_reach(w, d, q, i, peer, a, b) != 0)
 			rc = -1;
-		if (peer == w->rank || !EB_MOE_LEAD)
+		if (peer == w->rank || !EB_MOE_LEAD || !eb_moe_last(&tk[peer], mine))
 			continue;
-		if (eb_moe_last(&tk[peer], mine) &&
-		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
-				  (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
-				  EB_SIGNAL_ADD) != 0)
+		if (w->peer[peer] != NULL)
+			eb_moe_flag(w, peer, q);
+		else if (eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
+				       (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
+				       EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
 	EB_MOE_SYNC(w);

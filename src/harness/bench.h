@@ -142,6 +142,8 @@ struct eb_payload {
 
 /* Allocate len bytes of the run's memory kind (plus the bounce buffer when staged). */
 int eb_payload_alloc(struct eb_ctx *c, struct eb_payload *p, size_t len, const char *what);
+/* The same in memory the processes of this host can map (eb_mem_alloc_shared), never staged. */
+int eb_payload_alloc_shared(struct eb_ctx *c, struct eb_payload *p, size_t len, const char *what);
 void eb_payload_free(struct eb_payload *p);
 /* What the NIC reads and writes, and its address at off. */
 struct eb_mem *eb_payload_nic(struct eb_payload *p);

@@ -24,6 +24,18 @@ int eb_payload_alloc(struct eb_ctx *c, struct eb_payload *p, size_t len, const c
 	return rc;
 }
 
+int eb_payload_alloc_shared(struct eb_ctx *c, struct eb_payload *p, size_t len, const char *what)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->bounce.dmabuf_fd = -1;
+	rc = eb_mem_alloc_shared(&p->pay, c->mem, len, what);
+	if (rc != EB_OK)
+		eb_payload_free(p);
+	return rc;
+}
+
 void eb_payload_free(struct eb_payload *p)
 {
 	eb_region_close(&p->reg);

@@ -93,7 +93,7 @@ int eb_mem_alloc(struct eb_mem *m, enum eb_mem_kind kind, size_t len, const char
 
 void eb_mem_free(struct eb_mem *m)
 {
-	if (m->alloc != NULL)
+	if (m->alloc != NULL && !eb_mem_share_free(m))
 		ops_of(m->kind)->free(m);
 	memset(m, 0, sizeof(*m));
 	m->dmabuf_fd = -1;

@@ -267,12 +267,78 @@ void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr)
 		   : -1;
 }
 
+int eb_mem_cuda_register(void *ptr, size_t len, void **dev_ptr, const char *what)
+{
+	cudaError_t err = cudaHostRegister(ptr, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
+
+	if (err == cudaSuccess)
+		err = cudaHostGetDevicePointer(dev_ptr, ptr, 0);
+	return err == cudaSuccess ? EB_OK : cuda_fail(err, "cudaHostRegister of", what);
+}
+
+void eb_mem_cuda_unregister(void *ptr)
+{
+	cudaHostUnregister(ptr);
+}
+
+void eb_mem_ipc_export(const struct eb_mem *m, unsigned char id[64], uint64_t *off)
+{
+	cudaIpcMemHandle_t h;
+
+	memset(id, 0, 64);
+	*off = (uint64_t)((char *)m->ptr - (char *)m->alloc);
+	if (cudaIpcGetMemHandle(&h, m->alloc) != cudaSuccess) {
+		cudaGetLastError(); /* the peer's import says so: an empty handle is refused */
+		return;
+	}
+	memcpy(id, &h, sizeof(h) < 64 ? sizeof(h) : 64);
+}
+
+int eb_mem_ipc_import(const unsigned char id[64], void **base, const char *what)
+{
+	cudaIpcMemHandle_t h;
+	cudaError_t err;
+
+	memcpy(&h, id, sizeof(h) < 64 ? sizeof(h) : 64);
+	err = cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+	return err == cudaSuccess ? EB_OK : cuda_fail(err, "cudaIpcOpenMemHandle of", what);
+}
+
+void eb_mem_ipc_close(void *base)
+{
+	cudaIpcCloseMemHandle(base);
+}
+
 #else /* no CUDA in this build */
 
 static int no_cuda(void)
 {
 	eb_err("pinned and device memory need a build with CUDA (this one has none)");
 	return EB_ENOTSUP;
+}
+
+int eb_mem_cuda_register(void *ptr, size_t len, void **dev_ptr, const char *what)
+{
+	return no_cuda();
+}
+
+void eb_mem_cuda_unregister(void *ptr)
+{
+}
+
+void eb_mem_ipc_export(const struct eb_mem *m, unsigned char id[64], uint64_t *off)
+{
+	memset(id, 0, 64);
+	*off = 0;
+}
+
+int eb_mem_ipc_import(const unsigned char id[64], void **base, const char *what)
+{
+	return no_cuda();
+}
+
+void eb_mem_ipc_close(void *base)
+{
 }
 
 int eb_mem_have_cuda(void)

@@ -23,4 +23,14 @@ int eb_mem_host_flip(const struct eb_mem *m, size_t off);
 
 extern const struct eb_mem_ops eb_mem_host_ops, eb_mem_pinned_ops, eb_mem_device_ops;
 
+/* CUDA's part of shared memory (mem_cuda.c; EB_ENOTSUP after one line without CUDA):
+ * register host memory mapped for the GPU, export device memory, map and unmap a peer's. */
+int eb_mem_cuda_register(void *ptr, size_t len, void **dev_ptr, const char *what);
+void eb_mem_cuda_unregister(void *ptr);
+void eb_mem_ipc_export(const struct eb_mem *m, unsigned char id[64], uint64_t *off);
+int eb_mem_ipc_import(const unsigned char id[64], void **base, const char *what);
+void eb_mem_ipc_close(void *base);
+/* Release shared memory (share.c); 1 when m was shared, else 0 and nothing done. */
+int eb_mem_share_free(struct eb_mem *m);
+
 #endif

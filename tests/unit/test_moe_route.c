@@ -2,11 +2,13 @@
  * with a reason; the seeded tables of every kind on several shapes (topk distinct ascending
  * experts, the same table for the same seed, counts recomputed here); what groups, hot and
  * lognormal promise; shapes and matrix files refused before anything runs; a file's matrix
- * reproduced exactly; and every rank's plan against the others': dispatch and combine slots
- * tile each receiver's areas exactly once, and agree with the receiver's own view. */
+ * reproduced exactly; and every rank's plan in every mode, on one host and across hosts, run
+ * in memory: each leg's items made into the receivers' regions, every byte written once, and
+ * every token, row and sum where each receiver's own plan expects it. */
 #include "check.h"
 #include "bench/moe/moe_plan.h"
 #include "bench/moe/moe_route.h"
+#include "efabench/pattern.h"
 #include "efabench/status.h"
 
 #include <stdio.h>
@@ -314,164 +316,237 @@ static void test_check(void)
 	CHECK(checked(route, &s3) == EB_EINVAL);
 }
 
-/* The layout of every rank at once: each against the routing and against the others. */
+/* ---- every rank's plan, run here: each leg's items made into the destinations' regions in
+ * memory, as producers would, then every rank checks what landed with its own plan. */
+
+/* Expert e's output for token t of rank s, element i: small integers, as efabench sends. */
+static float out_value(int s, int t, int e, int i)
+{
+	return (float)((s * 7 + t * 5 + e * 3 + i) % 8 - 4);
+}
+
+static uint16_t bf16(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, sizeof(b));
+	return (uint16_t)(b >> 16);
+}
+
+static float f32(uint16_t h)
+{
+	uint32_t b = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &b, sizeof(f));
+	return f;
+}
+
+struct sim {
+	const struct eb_route *rt;
+	struct eb_moe_plan *p;
+	char **src, **dst;
+	unsigned char **hit; /* [rank][dst byte]: written this phase */
+	int n;
+	long bad;
+};
+
+static void fill(struct sim *m, int r)
+{
+	const struct eb_moe_plan *p = &m->p[r];
+	int t, k, k0, i, hid = (int)(p->out_bytes / 2);
+	int64_t j;
+
+	for (t = 0; t < m->rt->tokens; t++) {
+		struct eb_pattern pt = {(uint32_t)r, (uint32_t)t, 1};
+
+		eb_pattern_fill(&pt, m->src[r] + p->x_off + (uint64_t)t * p->tok_bytes, p->tok_bytes,
+				0);
+	}
+	for (j = 0; j < p->served; j++) {
+		const int32_t *x = eb_route_sel(m->rt, p->serve_src[j], p->serve_tok[j]);
+
+		for (k0 = 0; x[k0] / m->rt->per_rank != r; k0++)
+			;
+		for (k = k0; k < k0 + (int)(p->serve_out[j + 1] - p->serve_out[j]); k++)
+			for (i = 0; i < hid; i++)
+				((uint16_t *)(void *)(m->src[r] + p->out_off +
+						      (uint64_t)(p->serve_out[j] + k - k0) *
+							  p->out_bytes))[i] =
+				    bf16(out_value(p->serve_src[j], p->serve_tok[j], x[k], i));
+	}
+}
+
+/* Leg `leg` of phase ph, every rank's items: a copy, or a weighted sum of bf16 rows. */
+static void run_leg(struct sim *m, int ph, int leg)
+{
+	int w, d;
+	int64_t i;
+
+	for (w = 0; w < m->n; w++) {
+		const struct eb_moe_leg *g = &m->p[w].leg[ph][leg];
+		const char *from = g->from_dst ? m->dst[w] : m->src[w];
+
+		m->bad += g->off[0] != 0 || g->off[m->n] != g->items;
+		for (d = 0; d < m->n; d++)
+			for (i = g->off[d]; i < g->off[d + 1]; i++) {
+				char *to = m->dst[d] + g->dst[i];
+				uint64_t b;
+
+				if (g->dst[i] + g->len[i] > m->p[d].dst_len) {
+					m->bad++;
+					continue;
+				}
+				for (b = 0; b < g->len[i]; b++) /* every byte written once */
+					m->bad += m->hit[d][g->dst[i] + b]++ != 0;
+				if (g->rows[i] == 0) {
+					memcpy(to, from + g->src[i], g->len[i]);
+					continue;
+				}
+				for (b = 0; b < g->len[i] / 2; b++) {
+					float acc = 0;
+					uint32_t r;
+
+					for (r = 0; r < g->rows[i]; r++)
+						acc += 0.25f * (float)g->row_w[g->first[i] + r] *
+						       f32(((const uint16_t *)(const void *)(
+							   from + g->row_at[g->first[i] + r]))[b]);
+					((uint16_t *)(void *)to)[b] = bf16(acc);
+				}
+			}
+	}
+}
+
+/* Rank r's rows for token t against the expected outputs and sums. */
+static void check_back(struct sim *m, int r, int t)
+{
+	const struct eb_moe_plan *p = &m->p[r];
+	const int32_t *x = eb_route_sel(m->rt, r, t);
+	size_t at = (size_t)t * (size_t)m->rt->width;
+	int k, j, i, hid = (int)(p->out_bytes / 2);
+
+	for (k = 0; k < m->rt->width && x[k] >= 0; k++) {
+		const uint16_t *row =
+		    (const uint16_t *)(const void *)(m->dst[r] + p->back_at[at + (size_t)k]);
+
+		for (i = 0; i < hid; i++) {
+			float want = 0;
+
+			for (j = 0; j < m->rt->width && x[j] >= 0; j++)
+				if (j == k || (p->back_sum[at + (size_t)k] &&
+					       p->back_at[at + (size_t)j] == p->back_at[at + (size_t)k]))
+					want += (p->back_sum[at + (size_t)k]
+						     ? 0.25f * (float)eb_moe_weight_q(t, j)
+						     : 1.0f) *
+						out_value(r, t, x[j], i);
+			m->bad += row[i] != bf16(want);
+		}
+	}
+}
+
+/* The tokens rank r should hold after dispatch, counted from the routing: a copy per token
+ * with an expert here (per selection in ll), and across hosts in normal mode the tokens it
+ * forwards: those of the rank of its local index on every other host with an expert on r's
+ * host. */
+static int64_t want_slots(const struct sim *m, int r)
+{
+	const struct eb_moe_plan *p = &m->p[r];
+	const struct eb_moe_hosts *h = p->hosts;
+	int64_t n = 0;
+	int s, t, k, fwd, copies, there;
+
+	for (s = 0; s < m->n; s++)
+		for (t = 0; t < m->rt->tokens; t++) {
+			const int32_t *x = eb_route_sel(m->rt, s, t);
+
+			copies = there = 0;
+			for (k = 0; k < m->rt->width && x[k] >= 0; k++) {
+				copies += x[k] / m->rt->per_rank == r;
+				there |= h->host[x[k] / m->rt->per_rank] == h->host[r];
+			}
+			fwd = p->mode == EB_MOE_NORMAL && h->n > 1 && h->host[s] != h->host[r];
+			n += p->mode == EB_MOE_LL ? copies : copies > 0;
+			n += fwd && h->local[s] == h->local[r] && there;
+		}
+	return n;
+}
+
+static void check_landed(struct sim *m, int r, int ph)
+{
+	const struct eb_moe_plan *p = &m->p[r];
+	int64_t i;
+	int t;
+
+	m->bad += ph == 0 && p->nslots != want_slots(m, r);
+
+	for (i = 0; ph == 0 && i < p->nslots; i++) {
+		struct eb_pattern pt = {(uint32_t)p->slots[i].src, (uint32_t)p->slots[i].tok, 1};
+
+		m->bad += eb_pattern_check(&pt, m->dst[r] + p->slots[i].off, p->tok_bytes, 0,
+					   NULL) != 0;
+	}
+	for (t = 0; ph == 1 && t < m->rt->tokens; t++)
+		check_back(m, r, t);
+}
+
+/* Every rank's plan for a mode and host count, run and checked. */
+static void check_mode(const struct eb_route *rt, int mode, int hosts, int intra, int split,
+		       uint64_t tb, uint64_t ob)
+{
+	struct eb_moe_hosts h;
+	struct sim m = {.rt = rt, .n = rt->ranks};
+	int r, ph, leg;
+
+	CHECK(eb_moe_hosts_groups(&h, rt->ranks, hosts) == EB_OK);
+	m.p = calloc((size_t)m.n, sizeof(*m.p));
+	m.src = calloc((size_t)m.n, sizeof(*m.src));
+	m.dst = calloc((size_t)m.n, sizeof(*m.dst));
+	m.hit = calloc((size_t)m.n, sizeof(*m.hit));
+	for (r = 0; r < m.n; r++) {
+		CHECK(eb_moe_plan_build(&m.p[r], rt, &h, r, mode, intra, tb, ob, split) == EB_OK);
+		CHECK(m.p[r].dst_len == m.p[0].dst_len);
+		m.src[r] = calloc(1, m.p[r].src_len + 1);
+		m.dst[r] = calloc(1, m.p[r].dst_len + 1);
+		m.hit[r] = calloc(1, m.p[r].dst_len + 1);
+		fill(&m, r);
+	}
+	for (ph = 0; ph < 2; ph++) {
+		for (r = 0; r < m.n; r++)
+			memset(m.hit[r], 0, m.p[r].dst_len + 1);
+		for (leg = 0; leg < m.p[0].nlegs; leg++)
+			run_leg(&m, ph, leg);
+		for (r = 0; r < m.n; r++)
+			check_landed(&m, r, ph);
+	}
+	if (m.bad != 0)
+		fprintf(stderr, "mode %d, %d hosts, intra %d, split %d: %ld wrong\n", mode, hosts,
+			intra, split, m.bad);
+	CHECK(m.bad == 0);
+	for (r = 0; r < m.n; r++) {
+		eb_moe_plan_free(&m.p[r]);
+		free(m.src[r]);
+		free(m.dst[r]);
+		free(m.hit[r]);
+	}
+	free(m.p);
+	free(m.src);
+	free(m.dst);
+	free(m.hit);
+	eb_moe_hosts_free(&h);
+}
+
+/* Every mode, on one host, on two (when the ranks divide) and one rank per host. */
 static void check_plans(const struct eb_route *rt, uint64_t tb, uint64_t ob)
 {
-	int n = rt->ranks, r, s, d, h, t, k;
-	struct eb_moe_plan *p = calloc((size_t)n, sizeof(*p));
-	int **tok_mark = calloc((size_t)n, sizeof(*tok_mark));
-	int **out_mark = calloc((size_t)n, sizeof(*out_mark));
-	int64_t *recv = calloc((size_t)n, sizeof(*recv)), *own = calloc((size_t)n, sizeof(*own));
-	int64_t most_recv = 0, most_own = 0, bad = 0, i;
+	int mode, hosts[3] = {1, 2, rt->ranks}, i;
 
-	for (d = 0; d < n; d++) {
-		for (s = 0; s < n; s++) {
-			recv[d] += at2(rt->count, n, s, d);
-			own[d] += at2(rt->nsel, n, d, s);
+	for (mode = EB_MOE_RANK; mode <= EB_MOE_NORMAL; mode++)
+		for (i = 0; i < 3; i++) {
+			if (rt->ranks % hosts[i] != 0)
+				continue;
+			check_mode(rt, mode, hosts[i], i % 2, mode == EB_MOE_RANK && i == 1, tb,
+				   ob);
 		}
-		most_recv = recv[d] > most_recv ? recv[d] : most_recv;
-		most_own = own[d] > most_own ? own[d] : most_own;
-		tok_mark[d] = calloc((size_t)recv[d] + 1, sizeof(**tok_mark));
-		out_mark[d] = calloc((size_t)own[d] + 1, sizeof(**out_mark));
-	}
-	for (r = 0; r < n; r++) {
-		CHECK(eb_moe_plan_build(&p[r], rt, r, tb, ob) == EB_OK);
-		CHECK(p[r].rank == r && p[r].ranks == n);
-		CHECK(p[r].recv_tokens == recv[r] && p[r].own_sel == own[r]);
-		CHECK(p[r].back_off == p[r].recv_off + (uint64_t)most_recv * tb);
-		CHECK(p[r].dst_len == p[r].back_off + (uint64_t)most_own * ob);
-		CHECK(p[r].src_len == p[0].src_len && p[r].dst_len == p[0].dst_len);
-		CHECK(p[r].x_off == p[0].x_off && p[r].pack_off == p[0].pack_off &&
-		      p[r].out_off == p[0].out_off && p[r].back_off == p[0].back_off);
-		CHECK(p[r].pack_off >= p[r].x_off + (uint64_t)rt->tokens * tb);
-		CHECK(p[r].out_off <= p[r].src_len && p[r].pack_off <= p[r].out_off);
-	}
-	for (r = 0; r < n; r++) {
-		const struct eb_moe_moves *m = &p[r].dispatch;
-		int64_t sent = 0;
-
-		CHECK(m->off[0] == 0 && m->off[n] == m->items);
-		for (d = 0; d < n; d++) {
-			CHECK(m->off[d + 1] - m->off[d] == at2(rt->count, n, r, d));
-			CHECK(p[d].recv_from[r] == at2(rt->count, n, r, d));
-			CHECK(p[r].back_from[d] == at2(rt->count, n, r, d));
-			sent += d == r ? 0 : (int64_t)(m->off[d + 1] - m->off[d]);
-			for (i = m->off[d]; i < m->off[d + 1]; i++) {
-				int64_t slot = (int64_t)((m->dst[i] - p[d].recv_off) / tb);
-				int has = 0;
-
-				t = (int)((m->src[i] - p[r].x_off) / tb);
-				/* A token of r that has an expert on d, from r's tokens area. */
-				bad += m->len[i] != tb || m->src[i] < p[r].x_off ||
-				       (m->src[i] - p[r].x_off) % tb != 0 || t >= rt->tokens;
-				for (k = 0; t < rt->tokens && k < rt->width; k++)
-					has |= eb_route_sel(rt, r, t)[k] >= 0 &&
-					       eb_route_sel(rt, r, t)[k] / rt->per_rank == d;
-				bad += !has;
-				bad += m->packed[i] < p[r].pack_off ||
-				       m->packed[i] + m->len[i] > p[r].out_off;
-				/* Into d's receive area, in a slot d itself knows as (r, t). */
-				if (m->dst[i] < p[d].recv_off ||
-				    (m->dst[i] - p[d].recv_off) % tb != 0 ||
-				    m->dst[i] + m->len[i] > p[d].back_off || slot >= recv[d]) {
-					bad++;
-					continue;
-				}
-				tok_mark[d][slot]++;
-				bad += p[d].recv_tok[slot] != t || p[d].recv_src[slot] != r;
-			}
-		}
-		CHECK(m->items_out == sent && m->bytes_out == (uint64_t)sent * tb);
-	}
-	CHECK(bad == 0);
-	for (d = 0; d < n; d++)
-		for (i = 0; i < recv[d]; i++)
-			bad += tok_mark[d][i] != 1;
-	CHECK(bad == 0);
-	/* Combine: from expert rank r to home h, each output slot of h's back area once. */
-	for (r = 0; r < n; r++) {
-		const struct eb_moe_moves *m = &p[r].combine;
-		int64_t serve = 0;
-
-		CHECK(m->off[0] == 0 && m->off[n] == m->items && m->items == recv[r]);
-		for (h = 0; h < n; h++) {
-			CHECK(m->off[h + 1] - m->off[h] == at2(rt->count, n, h, r));
-			for (i = m->off[h]; i < m->off[h + 1]; i++) {
-				const int32_t *x;
-				int first = -1, last = -1;
-				uint64_t j;
-				int64_t slot;
-
-				t = (int)p[r].recv_tok[i];
-				x = eb_route_sel(rt, h, t);
-				bad += p[r].recv_src[i] != h || p[r].recv_outpos[i] != serve;
-				for (k = 0; k < rt->width && x[k] >= 0; k++)
-					if (x[k] / rt->per_rank == r) {
-						first = first < 0 ? k : first;
-						last = k + 1;
-					}
-				serve += last - first;
-				bad += first < 0 || m->len[i] != (uint64_t)(last - first) * ob ||
-				       m->src[i] < p[r].out_off ||
-				       m->src[i] + m->len[i] > p[r].src_len;
-				if (m->dst[i] < p[r].back_off ||
-				    (m->dst[i] - p[r].back_off) % ob != 0 ||
-				    m->dst[i] + m->len[i] > p[r].dst_len) {
-					bad++;
-					continue;
-				}
-				slot = (int64_t)((m->dst[i] - p[r].back_off) / ob);
-				for (j = 0; j < m->len[i] / ob; j++) {
-					if (slot + (int64_t)j >= own[h]) {
-						bad++;
-						break;
-					}
-					out_mark[h][slot + (int64_t)j]++;
-					/* The home expects selection first + j right there. */
-					bad +=
-					    p[h].back_slot[(size_t)t * (size_t)rt->width +
-							   (size_t)first + j] != slot + (int64_t)j;
-				}
-			}
-		}
-		CHECK(p[r].recv_sel == serve && p[r].recv_outpos[m->items] == serve);
-	}
-	CHECK(bad == 0);
-	for (h = 0; h < n; h++)
-		for (i = 0; i < own[h]; i++)
-			bad += out_mark[h][i] != 1;
-	CHECK(bad == 0);
-	/* back_slot: a permutation of h's output slots over its selections. */
-	for (h = 0; h < n; h++) {
-		memset(out_mark[h], 0, sizeof(**out_mark) * ((size_t)own[h] + 1));
-		for (t = 0; t < rt->tokens; t++)
-			for (k = 0; k < rt->width && eb_route_sel(rt, h, t)[k] >= 0; k++) {
-				int64_t v =
-				    p[h].back_slot[(size_t)t * (size_t)rt->width + (size_t)k];
-
-				if (v < 0 || v >= own[h])
-					bad++;
-				else
-					out_mark[h][v]++;
-			}
-		for (i = 0; i < own[h]; i++)
-			bad += out_mark[h][i] != 1;
-		for (s = 0, i = 0; s < n; s++) {
-			CHECK(p[h].back_base[s] == i);
-			i += at2(rt->nsel, n, h, s);
-		}
-	}
-	CHECK(bad == 0);
-	for (r = 0; r < n; r++) {
-		eb_moe_plan_free(&p[r]);
-		free(tok_mark[r]);
-		free(out_mark[r]);
-	}
-	free(p);
-	free(tok_mark);
-	free(out_mark);
-	free(recv);
-	free(own);
 }
 
 static void plans_of(const char *route, const struct eb_moe_shape *sh)

@@ -1,8 +1,9 @@
 /* What efabench moe sends and how it checks what came. A token's bytes are the pattern of
  * (home rank, token id, epoch), so a token in the wrong slot or a torn one is caught. An
  * expert's output is bf16 small integers, a function of (home rank, token, expert, epoch,
- * element); the home rank sums its K outputs weighted by 1/4, 2/4, 3/4 or 1, which is exact
- * in float, and compares every sum with the one it expects. */
+ * element), from -4 to 3: a weighted sum of up to 64 of them with weights of 1/4, 2/4, 3/4 or
+ * 1 is exact in float and in bf16. Every row that comes back (an output, or a sum of a rank's
+ * or a host's) is compared with the one expected, and so is every token's weighted sum. */
 #include "moe_state.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
@@ -10,13 +11,12 @@
 
 #include <string.h>
 
-static uint16_t bf16_of(int v)
+static uint16_t bf16_of(float f)
 {
-	float f = (float)v;
 	uint32_t bits;
 
 	memcpy(&bits, &f, sizeof(bits));
-	return (uint16_t)(bits >> 16); /* exact: small integers need no rounding */
+	return (uint16_t)(bits >> 16); /* exact: the values need no rounding */
 }
 
 static float float_of(uint16_t h)
@@ -28,23 +28,31 @@ static float float_of(uint16_t h)
 	return f;
 }
 
-/* Expert e's output for token t of home rank s: n values from -15 to 16. */
-static void output(uint16_t *v, int n, int s, int t, int e, uint64_t epoch)
+/* Expert e's output for token t of home rank s, element i. */
+static float value(int s, int t, int e, uint64_t epoch, int i)
 {
 	struct eb_pattern p = {(uint32_t)s, (uint32_t)t, epoch ^ ((uint64_t)(e + 1) << 40)};
-	uint64_t word = 0;
-	int i;
+	uint64_t word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
 
-	for (i = 0; i < n; i++) {
-		if (i % 4 == 0)
-			word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
-		v[i] = bf16_of((int)((word >> (16 * (i % 4))) & 31) - 15);
-	}
+	return (float)((int)((word >> (16 * (i % 4))) & 7) - 4);
 }
 
-static float weight(int t, int k)
+/* The expected row for selections [k0, k1) of token (s, t): their weighted sum (summed), or
+ * the one output (k1 = k0 + 1, not summed), into st->vals. */
+static void expected(const struct mstate *st, int s, int t, int k0, int k1, int summed,
+		     uint64_t epoch)
 {
-	return 0.25f * (float)(1 + ((t + k) & 3));
+	const int32_t *x = eb_route_sel(&st->rt, s, t);
+	int hidden = (int)(st->plan.out_bytes / 2), i, k;
+
+	for (i = 0; i < hidden; i++) {
+		float acc = 0;
+
+		for (k = k0; k < k1; k++)
+			acc += (summed ? 0.25f * (float)eb_moe_weight_q(t, k) : 1.0f) *
+			       value(s, t, x[k], epoch, i);
+		st->vals[i] = bf16_of(acc);
+	}
 }
 
 /* Where this rank's regions can be read and written by the host: in place, or a host image
@@ -54,35 +62,32 @@ static char *image(struct mstate *st, struct eb_payload *p)
 	return p->pay.kind == EB_MEM_DEVICE ? st->host : (char *)p->pay.ptr;
 }
 
-static int push(struct mstate *st, struct eb_payload *p, uint64_t off, uint64_t len)
+static int push(struct mstate *st, struct eb_payload *p, uint64_t len)
 {
 	struct eb_mem h = {
 	    .kind = EB_MEM_HOST, .ptr = st->host, .len = len, .gpu = -1, .dmabuf_fd = -1};
 
 	if (p->pay.kind != EB_MEM_DEVICE || len == 0)
 		return EB_OK;
-	h.ptr = st->host + off;
-	return eb_mem_copy(&p->pay, off, &h, 0, len);
+	return eb_mem_copy(&p->pay, 0, &h, 0, len);
 }
 
-static int pull(struct mstate *st, struct eb_payload *p, uint64_t off, uint64_t len)
+static int pull(struct mstate *st, struct eb_payload *p, uint64_t len)
 {
 	struct eb_mem h = {
-	    .kind = EB_MEM_HOST, .ptr = st->host + off, .len = len, .gpu = -1, .dmabuf_fd = -1};
+	    .kind = EB_MEM_HOST, .ptr = st->host, .len = len, .gpu = -1, .dmabuf_fd = -1};
 
 	if (p->pay.kind != EB_MEM_DEVICE || len == 0)
 		return EB_OK;
-	return eb_mem_copy(&h, 0, &p->pay, off, len);
+	return eb_mem_copy(&h, 0, &p->pay, 0, len);
 }
 
-int eb_moe_prepare(struct eb_ctx *c)
+/* Tokens and the outputs of every token served here, expert by expert. */
+static void fill_source(struct eb_ctx *c, struct mstate *st, char *img)
 {
-	struct mstate *st = c->priv;
-	struct eb_moe_plan *pl = &st->plan;
-	struct eb_pattern poison = {UINT32_MAX, (uint32_t)c->rank, EB_EPOCH_POISON};
-	int hidden = (int)(pl->out_bytes / 2), t, k, rc;
-	char *img = image(st, &st->src);
-	int64_t i;
+	const struct eb_moe_plan *pl = &st->plan;
+	int t, k, k0, i, hidden = (int)(pl->out_bytes / 2);
+	int64_t j;
 
 	for (t = 0; t < st->rt.tokens; t++) {
 		struct eb_pattern p = {(uint32_t)c->rank, (uint32_t)t, c->epoch};
@@ -90,88 +95,172 @@ int eb_moe_prepare(struct eb_ctx *c)
 		eb_pattern_fill(&p, img + pl->x_off + (uint64_t)t * pl->tok_bytes, pl->tok_bytes,
 				0);
 	}
-	/* Packed per destination too: the all-to-all-v baseline moves those bytes. */
-	for (i = 0; i < pl->dispatch.items; i++) {
-		struct eb_pattern p = {
-		    (uint32_t)c->rank,
-		    (uint32_t)((pl->dispatch.src[i] - pl->x_off) / pl->tok_bytes), c->epoch};
+	for (j = 0; j < pl->served; j++) {
+		int s = pl->serve_src[j], tok = pl->serve_tok[j];
+		const int32_t *x = eb_route_sel(&st->rt, s, tok);
 
-		eb_pattern_fill(&p, img + pl->dispatch.packed[i], pl->tok_bytes, 0);
-	}
-	/* The outputs of every token received, expert by expert. */
-	for (i = 0; i < pl->recv_tokens; i++) {
-		const int32_t *x = eb_route_sel(&st->rt, pl->recv_src[i], (int)pl->recv_tok[i]);
-		int64_t pos = pl->recv_outpos[i];
+		for (k0 = 0; x[k0] / st->rt.per_rank != c->rank; k0++)
+			;
+		for (k = k0; k < k0 + (int)(pl->serve_out[j + 1] - pl->serve_out[j]); k++) {
+			uint16_t *row = (uint16_t *)(void *)(img + pl->out_off +
+							     (uint64_t)(pl->serve_out[j] + k - k0) *
+								 pl->out_bytes);
 
-		for (k = 0; k < st->rt.width && x[k] >= 0; k++)
-			if (x[k] / st->rt.per_rank == c->rank)
-				output((uint16_t *)(void *)(img + pl->out_off +
-							    (uint64_t)pos++ * pl->out_bytes),
-				       hidden, pl->recv_src[i], (int)pl->recv_tok[i], x[k],
-				       c->epoch);
+			for (i = 0; i < hidden; i++)
+				row[i] = bf16_of(value(s, tok, x[k], c->epoch, i));
+		}
 	}
-	rc = push(st, &st->src, 0, pl->src_len);
-	if (rc != EB_OK)
-		return rc;
-	img = image(st, &st->dst);
-	eb_pattern_fill(&poison, img, pl->dst_len, 0);
-	return push(st, &st->dst, 0, pl->dst_len);
 }
 
-/* Every token that came in dispatch, in its slot. */
+/* What the all-to-all-v sends, made before its clock starts as the producers make it in
+ * theirs: every leg's items packed, the forwarding legs from what the first legs would have
+ * brought (laid in this rank's destination image, which is poisoned after). */
+static void pack_all(struct eb_ctx *c, struct mstate *st, char *src, char *dst)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	struct eb_moe_work w = {.rank = c->rank, .ranks = c->nranks, .src = src, .dst = dst};
+	int64_t i;
+	int ph, leg;
+
+	for (i = 0; i < pl->nslots; i++) {
+		struct eb_pattern p = {(uint32_t)pl->slots[i].src, (uint32_t)pl->slots[i].tok,
+				       c->epoch};
+
+		eb_pattern_fill(&p, dst + pl->slots[i].off, pl->tok_bytes, 0);
+	}
+	for (i = 0; i < pl->nstaged; i++) {
+		const struct eb_moe_staged *g = &pl->staged[i];
+
+		expected(st, g->src, g->tok, g->k0, g->k1, 1, c->epoch);
+		memcpy(dst + g->off, st->vals, pl->out_bytes);
+	}
+	for (ph = 0; ph < 2; ph++)
+		for (leg = 0; leg < pl->nlegs; leg++) {
+			w.ph = eb_moe_host_phase(c, st, ph, leg);
+			(void)eb_moe_make(&w, src, w.ph.packed, 0, pl->leg[ph][leg].items);
+		}
+}
+
+int eb_moe_prepare(struct eb_ctx *c)
+{
+	struct mstate *st = c->priv;
+	struct eb_moe_plan *pl = &st->plan;
+	struct eb_pattern poison = {UINT32_MAX, (uint32_t)c->rank, EB_EPOCH_POISON};
+	char *src = image(st, &st->src), *dst;
+	int rc;
+
+	fill_source(c, st, src);
+	/* With GPU memory both images share one host buffer: the destination's goes after. */
+	dst = st->src.pay.kind == EB_MEM_DEVICE ? st->host + pl->src_len : image(st, &st->dst);
+	pack_all(c, st, src, dst);
+	rc = push(st, &st->src, pl->src_len);
+	if (rc != EB_OK)
+		return rc;
+	dst = image(st, &st->dst);
+	eb_pattern_fill(&poison, dst, pl->dst_len, 0);
+	return push(st, &st->dst, pl->dst_len);
+}
+
+/* Every token that landed here in dispatch (received, or to forward), in its slot. */
 static uint64_t check_tokens(struct eb_ctx *c, struct mstate *st, const char *img)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	uint64_t wrong = 0;
 	int64_t i;
 
-	for (i = 0; i < pl->recv_tokens; i++) {
-		struct eb_pattern p = {(uint32_t)pl->recv_src[i], (uint32_t)pl->recv_tok[i],
+	for (i = 0; i < pl->nslots; i++) {
+		struct eb_pattern p = {(uint32_t)pl->slots[i].src, (uint32_t)pl->slots[i].tok,
 				       c->epoch};
 
-		wrong += eb_pattern_check(&p, img + pl->recv_off + (uint64_t)i * pl->tok_bytes,
-					  pl->tok_bytes, 0, NULL);
+		wrong += eb_pattern_check(&p, img + pl->slots[i].off, pl->tok_bytes, 0, NULL);
 	}
 	return wrong;
 }
 
-/* Every output that came back in combine, and every token's weighted sum of them. */
-static uint64_t check_outputs(struct eb_ctx *c, struct mstate *st, const char *img)
+/* Wrong values of the row at img + off against st->vals. */
+static uint64_t check_row(const struct mstate *st, const char *img, uint64_t off)
 {
-	const struct eb_moe_plan *pl = &st->plan;
-	int hidden = (int)(pl->out_bytes / 2), t, k, i;
+	const uint16_t *got = (const uint16_t *)(const void *)(img + off);
+	int hidden = (int)(st->plan.out_bytes / 2), i;
 	uint64_t wrong = 0;
 
-	for (t = 0; t < st->rt.tokens; t++) {
-		const int32_t *x = eb_route_sel(&st->rt, c->rank, t);
-		uint64_t was = wrong;
+	for (i = 0; i < hidden; i++) {
+		uint16_t v;
 
-		memset(st->sum, 0, sizeof(*st->sum) * (size_t)hidden * 2);
-		for (k = 0; k < st->rt.width && x[k] >= 0; k++) {
-			const uint16_t *got =
-			    (const uint16_t
-				 *)(const void *)(img + pl->back_off +
-						  (uint64_t)pl->back_slot[(size_t)t *
-									      (size_t)st->rt.width +
-									  (size_t)k] *
-						      pl->out_bytes);
-			float w = weight(t, k);
-
-			output(st->vals, hidden, c->rank, t, x[k], c->epoch);
-			for (i = 0; i < hidden; i++) {
-				uint16_t v;
-
-				memcpy(&v, &got[i], sizeof(v));
-				wrong += v != st->vals[i];
-				st->sum[i] += w * float_of(v);
-				st->sum[hidden + i] += w * float_of(st->vals[i]);
-			}
-		}
-		/* A wrong output makes its sum wrong too: a sum counts only where every output
-		 * came right (one flipped byte, one wrong value). */
-		for (i = 0; i < hidden && wrong == was; i++)
-			st->wrong_sums += st->sum[i] != st->sum[hidden + i];
+		memcpy(&v, &got[i], sizeof(v));
+		wrong += v != st->vals[i];
 	}
+	return wrong;
+}
+
+/* Rows summed here on their way to a token's home (another host's). */
+static uint64_t check_staged(struct eb_ctx *c, struct mstate *st, const char *img)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	uint64_t wrong = 0;
+	int64_t i;
+
+	for (i = 0; i < pl->nstaged; i++) {
+		const struct eb_moe_staged *g = &pl->staged[i];
+
+		expected(st, g->src, g->tok, g->k0, g->k1, 1, c->epoch);
+		wrong += check_row(st, img, g->off);
+	}
+	return wrong;
+}
+
+/* Token t's rows that came back (an output, or a sum of the selections sharing its slot),
+ * each checked; then the token's weighted sum of them against the one expected. */
+static uint64_t check_token(struct eb_ctx *c, struct mstate *st, const char *img, int t)
+{
+	const struct eb_moe_plan *pl = &st->plan;
+	const int32_t *x = eb_route_sel(&st->rt, c->rank, t);
+	size_t at = (size_t)t * (size_t)st->rt.width;
+	int hidden = (int)(pl->out_bytes / 2), k, j, i;
+	uint64_t wrong = 0;
+
+	memset(st->sum, 0, sizeof(*st->sum) * (size_t)hidden * 2);
+	for (k = 0; k < st->rt.width && x[k] >= 0; k++) {
+		uint64_t off = pl->back_at[at + (size_t)k];
+		int summed = pl->back_sum[at + (size_t)k], seen = 0;
+		const uint16_t *got = (const uint16_t *)(const void *)(img + off);
+
+		for (j = 0; j < k && summed; j++) /* a sum's slot is checked once */
+			seen |= pl->back_at[at + (size_t)j] == off;
+		for (i = 0; i < hidden; i++)
+			st->sum[hidden + i] += 0.25f * (float)eb_moe_weight_q(t, k) *
+					       value(c->rank, t, x[k], c->epoch, i);
+		if (seen)
+			continue;
+		if (summed) { /* every selection sharing this slot */
+			float *acc = st->sum + 2 * hidden;
+
+			memset(acc, 0, sizeof(*acc) * (size_t)hidden);
+			for (j = k; j < st->rt.width && x[j] >= 0; j++) {
+				if (pl->back_at[at + (size_t)j] != off)
+					continue;
+				for (i = 0; i < hidden; i++)
+					acc[i] += 0.25f * (float)eb_moe_weight_q(t, j) *
+						  value(c->rank, t, x[j], c->epoch, i);
+			}
+			for (i = 0; i < hidden; i++)
+				st->vals[i] = bf16_of(acc[i]);
+		} else {
+			expected(st, c->rank, t, k, k + 1, 0, c->epoch);
+		}
+		wrong += check_row(st, img, off);
+		for (i = 0; i < hidden; i++) {
+			uint16_t v;
+
+			memcpy(&v, &got[i], sizeof(v));
+			st->sum[i] += (summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k)) *
+				      float_of(v);
+		}
+	}
+	/* A wrong row makes its token's sum wrong too: a sum counts only where every row came
+	 * right (one flipped byte, one wrong value). */
+	for (i = 0; i < hidden && wrong == 0; i++)
+		st->wrong_sums += st->sum[i] != st->sum[hidden + i];
 	return wrong;
 }
 
@@ -181,14 +270,17 @@ int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong)
 	const struct eb_moe_plan *pl = &st->plan;
 	const char *img = image(st, &st->dst);
 	uint64_t bad = 0, sums = st->wrong_sums;
-	int rc = pull(st, &st->dst, 0, pl->dst_len);
+	int rc = pull(st, &st->dst, pl->dst_len), t;
 
 	if (rc != EB_OK)
 		return rc;
 	if (st->phase != PH_COMBINE)
 		bad += check_tokens(c, st, img);
-	if (st->phase != PH_DISPATCH)
-		bad += check_outputs(c, st, img);
+	if (st->phase != PH_DISPATCH) {
+		bad += check_staged(c, st, img);
+		for (t = 0; t < st->rt.tokens; t++)
+			bad += check_token(c, st, img, t);
+	}
 	st->wrong_tokens += bad;
 	*wrong += bad + (st->wrong_sums - sums);
 	return EB_OK;
@@ -197,9 +289,10 @@ int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong)
 void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len)
 {
 	const struct mstate *st = c->priv;
-	const struct eb_moe_plan *pl = &st->plan;
+	int ph = st->phase == PH_COMBINE, w;
 
-	*len = st->phase == PH_COMBINE ? (uint64_t)pl->own_sel * pl->out_bytes
-				       : (uint64_t)pl->recv_tokens * pl->tok_bytes;
-	*off = st->phase == PH_COMBINE ? pl->back_off : pl->recv_off;
+	*len = 0;
+	for (w = 0; w < c->nranks; w++)
+		*len += eb_moe_flow(&st->plan, &st->rt, ph, 0, w, c->rank).bytes;
+	*off = st->plan.in_off[ph][0];
 }

@@ -20,6 +20,7 @@ static void moe_defaults(void *arg)
 
 	mo->route = "uniform";
 	mo->seed = 1;
+	mo->mode = -1; /* the preset's */
 }
 
 static int moe_finish(struct eb_opts *o, void *arg)
@@ -46,8 +47,16 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		eb_err("--rx-threads and --no-rx-threads: pick one");
 		return EB_EINVAL;
 	}
-	if (mo->piece && mo->preset != MOE_PREFILL) {
-		eb_err("--piece cuts prefill's packed writes: decode writes each token on its own");
+	if (mo->mode < 0)
+		mo->mode = mo->preset == MOE_PREFILL ? EB_MOE_NORMAL : EB_MOE_LL;
+	if (mo->piece && (mo->preset != MOE_PREFILL || mo->mode == EB_MOE_LL)) {
+		eb_err("--piece cuts prefill's packed writes: decode and --mode ll write each "
+		       "token on its own");
+		return EB_EINVAL;
+	}
+	if (mo->intra == MOE_INTRA_IPC && o->staged) {
+		eb_err("--intra ipc stores into peers' GPU memory: --staged moves bounce buffers "
+		       "through the fabric instead (--intra fabric)");
 		return EB_EINVAL;
 	}
 	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
@@ -60,6 +69,12 @@ static int moe_finish(struct eb_opts *o, void *arg)
 	}
 	if (mo->topk > mo->experts) {
 		eb_err("--topk %d is more than the %d experts", mo->topk, mo->experts);
+		return EB_EINVAL;
+	}
+	if (mo->piece && mo->piece < 2ull * (uint64_t)mo->hidden) {
+		eb_err("--piece %llu is less than an expert output (%d bytes): a write carries one "
+		       "at least",
+		       (unsigned long long)mo->piece, 2 * mo->hidden);
 		return EB_EINVAL;
 	}
 	if (mo->dtype == MOE_FP8 && mo->hidden % 128 != 0) {
@@ -111,6 +126,10 @@ static int moe_probe(const struct eb_opts *o)
 		eb_err("--experts %d is not divisible by the %d ranks", mo->experts, np);
 		return -2;
 	}
+	if (mo->hosts > 0 && np % mo->hosts != 0) {
+		eb_err("--hosts %d does not divide the %d ranks", mo->hosts, np);
+		return -2;
+	}
 	if (eb_route_check(&mo->spec, &sh, why, sizeof(why)) != EB_OK) {
 		eb_err("--route %s", why);
 		return -2;
@@ -123,6 +142,8 @@ static int moe_probe(const struct eb_opts *o)
 static const char *const preset_words[] = {"decode", "prefill", NULL};
 static const char *const dtype_words[] = {"bf16", "fp8", NULL};
 static const char *const init_words[] = {"gpu", "cpu", "a2av", NULL};
+static const char *const mode_words[] = {"rank", "ll", "normal", NULL};
+static const char *const intra_words[] = {"auto", "ipc", "fabric", NULL};
 
 static const struct eb_opt moe_opts[] = {
     {"preset", 0, "P", eb_opt_choice, M(preset), 0, 0,
@@ -131,6 +152,23 @@ static const struct eb_opt moe_opts[] = {
      "tokens packed per destination, like normal kernels);\n"
      "both hidden 7168, top-8 of 256 experts",
      preset_words},
+    {"mode", 0, "M", eb_opt_choice, M(mode), 0, 0,
+     "what a write carries: ll (decode's default: a token\n"
+     "once per expert, each output back alone, as DeepEP's\n"
+     "low-latency kernels), normal (prefill's: once per host\n"
+     "over the fabric, forwarded inside it; outputs summed per\n"
+     "rank, then per host, as DeepEP's normal kernels) or rank\n"
+     "(once per rank, a rank's outputs back unsummed)",
+     mode_words},
+    {"hosts", 0, "N", eb_opt_num, M(hosts), 1, 4096,
+     "group the ranks into N emulated hosts of consecutive\n"
+     "ranks on this machine (default: hosts by host name)"},
+    {"intra", 0, "HOW", eb_opt_choice, M(intra), 0, 0,
+     "same-host peers: ipc (stores into their memory: NVLink\n"
+     "through CUDA IPC for GPU memory, a shared mapping for\n"
+     "host memory), fabric (the provider, as other hosts);\n"
+     "default auto: ipc, fabric when --staged",
+     intra_words},
     {"tokens", 0, "T", eb_opt_num, M(tokens), 1, 1 << 20, "tokens per rank (preset's)"},
     {"hidden", 0, "H", eb_opt_num, M(hidden), 1, 1 << 16, "values per token (preset's)"},
     {"topk", 0, "K", eb_opt_num, M(topk), 1, 64, "experts per token (preset's)"},

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static const char *const step_name[] = {"dispatch", "combine"};
 
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
@@ -27,18 +26,43 @@ int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 	return n > 0 ? (int64_t)n : 1;
 }
 
-struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which)
+struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which,
+				      int leg)
 {
-	const struct eb_moe_moves *m = which ? &st->plan.combine : &st->plan.dispatch;
+	const struct eb_moe_leg *g = &st->plan.leg[which][leg];
+	uint32_t word = (uint32_t)(which * 2 + leg);
 
-	return (struct eb_moe_phase){m->off,
-				     m->src,
-				     m->packed,
-				     m->len,
-				     m->dst,
-				     which ? 0 : st->plan.tok_bytes,
-				     which ? (uint32_t)c->nranks : 0,
-				     eb_moe_piece(c, st, which)};
+	return (struct eb_moe_phase){.off = g->off,
+				     .src = g->src,
+				     .packed = g->packed,
+				     .len = g->len,
+				     .dst = g->dst,
+				     .rows = g->rows,
+				     .first = g->first,
+				     .row_at = g->row_at,
+				     .row_w = g->row_w,
+				     .same = g->same,
+				     .sig = word * (uint32_t)c->nranks,
+				     .flag = word * (uint32_t)c->nranks * EB_MOE_MAX_Q,
+				     .from_dst = g->from_dst,
+				     .piece = eb_moe_piece(c, st, which)};
+}
+
+/* Where the current initiator's producers reach same-host peers: GPU blocks through the
+ * peers' GPU addresses (arrays in GPU memory), CPU threads through their own mappings, or
+ * through kernels over GPU memory. */
+static void aim(struct eb_ctx *c, struct mstate *st)
+{
+	const struct mpeers *pe = &st->peers;
+
+	st->w.gpeer = pe->gpu;
+	if (st->init == INIT_GPU) {
+		st->w.peer = pe->gpu_dev;
+		st->w.peer_flags = pe->fgpu_dev;
+	} else {
+		st->w.peer = c->mem == EB_MEM_DEVICE ? pe->gpu : pe->cpu;
+		st->w.peer_flags = pe->fcpu;
+	}
 }
 
 int eb_moe_begin(struct eb_ctx *c)
@@ -54,8 +78,9 @@ int eb_moe_begin(struct eb_ctx *c)
 					     : st->nq;
 	st->w.producers = st->producers;
 	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
+	aim(c, st);
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
-	memset(st->expect, 0, sizeof(*st->expect) * 2 * (size_t)c->nranks);
+	memset(st->expect, 0, sizeof(*st->expect) * 4 * (size_t)c->nranks);
 	for (k = 0; k < st->nq; k++)
 		st->w.d[k] = eb_proxy_dev(eb_moe_px(st, k));
 	for (k = 0; k < st->npx && rc == EB_OK; k++)
@@ -122,14 +147,32 @@ static uint64_t idle_ns(const struct mstate *st)
 	return least;
 }
 
+/* Whether source s has told this rank it is done with the current leg: the flags its proxy
+ * threads' producers store here (a same-host peer), or the signals that came through the
+ * fabric. */
+static int told(const struct eb_ctx *c, const struct mstate *st, int word, int s)
+{
+	const uint64_t *f = st->peers.flags.ptr;
+	int q;
+
+	if (st->plan.path[s] != EB_PATH_INTRA)
+		return signalled(st, (unsigned)(word * c->nranks + s)) >=
+		       st->expect[word * c->nranks + s];
+	f += ((size_t)word * (size_t)c->nranks + (size_t)s) * EB_MOE_MAX_Q;
+	for (q = 0; q < eb_moe_queues(&st->w); q++)
+		if (atomic_load_explicit((_Atomic uint64_t *)&f[q], memory_order_acquire) <
+		    st->w.ph.seq)
+			return 0;
+	return 1;
+}
+
 /* The first source still short of what it owes here, or -1. */
-static int short_source(const struct eb_ctx *c, const struct mstate *st, int which)
+static int short_source(const struct eb_ctx *c, const struct mstate *st, int word)
 {
 	int s;
 
 	for (s = 0; s < c->nranks; s++)
-		if (s != c->rank && signalled(st, (unsigned)(which * c->nranks + s)) <
-					st->expect[which * c->nranks + s])
+		if (s != c->rank && !told(c, st, word, s))
 			return s;
 	return -1;
 }
@@ -156,7 +199,7 @@ static const char *const q_errors[] = {
 
 /* Producers failed: say why, and who this rank still waits for (a quiet that gives up at its
  * deadline most often means a peer stopped taking writes). */
-static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int which, int late)
+static int producers_failed(const struct mstate *st, const char *step, int late)
 {
 	uint32_t bits = 0;
 	size_t used = 0, k;
@@ -170,12 +213,9 @@ static int producers_failed(const struct eb_ctx *c, const struct mstate *st, int
 						 used ? "; " : "", q_errors[k]);
 	if (late >= 0)
 		eb_err("moe %s: producers failed (%s); nothing has come from rank %d for %.1f s",
-		       step_name[which], used ? why : "a producer failed", late,
-		       (double)idle_ns(st) * 1e-9);
+		       step, used ? why : "a producer failed", late, (double)idle_ns(st) * 1e-9);
 	else
-		eb_err("moe %s: producers failed (%s)", step_name[which],
-		       used ? why : "a producer failed");
-	(void)c;
+		eb_err("moe %s: producers failed (%s)", step, used ? why : "a producer failed");
 	return EB_EFABRIC;
 }
 
@@ -188,49 +228,86 @@ static int own_by_rank(const struct eb_ctx *c, const struct mstate *st)
 	return !st->w.coalesce && (c->mem != EB_MEM_DEVICE || c->staged);
 }
 
-static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
+/* Start the producers on a leg; the rank's thread makes its own items where it should. */
+static int launch(struct eb_ctx *c, struct mstate *st, int which, int leg)
 {
-	const struct eb_moe_plan *pl = &st->plan;
-	uint64_t deadline = eb_deadline(c->o->fab.timeout_s), spins = 0;
-	int s, done = 0, failed = 0, rc = EB_OK, late, own = own_by_rank(c, st);
+	int own = own_by_rank(c, st), rc = EB_OK;
 
-	for (s = 0; s < c->nranks; s++)
-		if (s != c->rank)
-			st->expect[which * c->nranks + s] +=
-			    (uint64_t)(which ? pl->back_from[s] : pl->recv_from[s]) +
-			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
 	if (st->init == INIT_CPU) {
-		st->w.ph = eb_moe_host_phase(c, st, which);
+		st->w.ph = eb_moe_host_phase(c, st, which, leg);
+		st->w.ph.seq = st->runs[which][leg];
 #ifdef EB_HAVE_CUDA
 		if (st->have_dev)
-			st->w.gph = st->dev[which];
+			st->w.gph = st->dev[which][leg];
 #endif
 		eb_moe_pool_go(st->pool);
-	} else {
-#ifdef EB_HAVE_CUDA
-		st->w.ph = st->dev[which];
-		st->w.own_by_rank = own; /* the kernel takes w by value: CPU producers see 0 */
-		rc = eb_mk_launch(&st->w);
-		st->w.own_by_rank = 0;
-#else
-		rc = EB_ENOTSUP;
-#endif
-		if (rc != EB_OK)
-			return rc;
-		if (own) {
-			struct eb_moe_work hw = st->w;
-
-			hw.ph = eb_moe_host_phase(c, st, which);
-			hw.gather = NULL;
-			(void)eb_moe_copy_items(&hw, 1, hw.ph.off[c->rank], hw.ph.off[c->rank + 1]);
-		}
+		return EB_OK;
 	}
+#ifdef EB_HAVE_CUDA
+	st->w.ph = st->dev[which][leg];
+	st->w.ph.seq = st->runs[which][leg];
+	st->w.own_by_rank = own; /* the kernel takes w by value: CPU producers see 0 */
+	rc = eb_mk_launch(&st->w);
+	st->w.own_by_rank = 0;
+#else
+	rc = EB_ENOTSUP;
+#endif
+	if (rc == EB_OK && own) {
+		struct eb_moe_work hw = st->w;
+
+		hw.ph = eb_moe_host_phase(c, st, which, leg);
+		hw.gather = NULL;
+		(void)eb_moe_make(&hw, hw.dst, hw.ph.dst, hw.ph.off[c->rank],
+				  hw.ph.off[c->rank + 1]);
+	}
+	return rc;
+}
+
+/* A source that went quiet past the deadline: who, and what is missing. */
+static void say_late(const struct eb_ctx *c, const struct mstate *st, int word, int late,
+		     const char *step)
+{
+	if (late >= 0 && st->plan.path[late] != EB_PATH_INTRA) {
+		/* Each missing signal is a producer's item count plus the mark. */
+		uint64_t miss = st->expect[word * c->nranks + late] -
+				signalled(st, (unsigned)(word * c->nranks + late));
+
+		eb_err("moe %s: timed out waiting for rank %d: %llu of its proxy threads' signals "
+		       "(%llu items) missing, nothing arrived for %.1f s",
+		       step, late, (unsigned long long)(miss >> 32),
+		       (unsigned long long)(miss & (EB_MOE_MARK - 1)), (double)idle_ns(st) * 1e-9);
+	} else if (late >= 0) {
+		eb_err("moe %s: timed out waiting for rank %d (same host): its producers never "
+		       "said they were done",
+		       step, late);
+	} else {
+		eb_err("moe %s: timed out waiting for this rank's producers", step);
+	}
+}
+
+static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
+{
+	static const char *const steps[2][2] = {{"dispatch", "dispatch (forwarding)"},
+						{"combine", "combine (forwarding)"}};
+	const char *step = steps[which][leg];
+	uint64_t deadline = eb_deadline(c->o->fab.timeout_s), spins = 0;
+	int s, done = 0, failed = 0, rc = EB_OK, late, word = which * 2 + leg;
+
+	st->runs[which][leg]++;
+	for (s = 0; s < c->nranks; s++)
+		if (s != c->rank)
+			st->expect[word * c->nranks + s] +=
+			    (uint64_t)eb_moe_flow(&st->plan, &st->rt, which, leg, s, c->rank).items +
+			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
+	rc = launch(c, st, which, leg);
+	if (rc != EB_OK)
+		return rc;
 	for (;;) {
 		if (!done && (done = producers_done(st, &failed)) < 0)
 			return done;
-		late = short_source(c, st, which);
+		late = short_source(c, st, word);
 		if (done && failed)
-			return producers_failed(c, st, which, late);
+			return producers_failed(st, step, late);
 		if (done && late < 0)
 			return EB_OK;
 		if ((++spins & 255) != 0) {
@@ -241,21 +318,7 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 			break;
 		/* A stopped peer is alive to the bootstrap: judge it by what arrives. */
 		if (eb_now_ns() > deadline && idle_ns(st) > (uint64_t)(c->o->fab.timeout_s * 1e9)) {
-			if (late >= 0) {
-				/* Each missing signal is a producer's item count plus the mark. */
-				uint64_t miss = st->expect[which * c->nranks + late] -
-						signalled(st, (unsigned)(which * c->nranks + late));
-
-				eb_err("moe %s: timed out waiting for rank %d: %llu of its proxy "
-				       "threads' "
-				       "signals (%llu items) missing, nothing arrived for %.1f s",
-				       step_name[which], late, (unsigned long long)(miss >> 32),
-				       (unsigned long long)(miss & (EB_MOE_MARK - 1)),
-				       (double)idle_ns(st) * 1e-9);
-			} else {
-				eb_err("moe %s: timed out waiting for this rank's producers",
-				       step_name[which]);
-			}
+			say_late(c, st, word, late, step);
 			rc = EB_ETIMEDOUT;
 			break;
 		}
@@ -267,67 +330,69 @@ static int proxied_step(struct eb_ctx *c, struct mstate *st, int which)
 	return rc;
 }
 
-/* The baseline: one chunked write per destination of the packed bytes, split over the
- * channels, and the chunks every source owes counted by immediate data. */
-static int a2a_step(struct eb_ctx *c, struct mstate *st, int which)
+/* The baseline: per leg, one chunked write per destination of the packed bytes, split over
+ * the channels, and the chunks every source owes counted by immediate data. */
+static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 {
-	const struct eb_moe_plan *pl = &st->plan;
-	const struct eb_moe_moves *m = which ? &pl->combine : &pl->dispatch;
+	const struct eb_moe_leg *g = &st->plan.leg[which][leg];
 	int k, rc = EB_OK;
 
 	eb_a2av_begin(&st->a2a);
 	for (k = 1; k <= c->nranks && rc == EB_OK; k++) {
 		int p = (c->rank + k) % c->nranks;
-		int64_t a = m->off[p], b = m->off[p + 1];
-		uint64_t bytes = b > a ? m->packed[b - 1] + m->len[b - 1] - m->packed[a] : 0;
-		uint64_t in =
-		    which ? (uint64_t)st->rt.nsel[(size_t)c->rank * (size_t)c->nranks + (size_t)p] *
-				pl->out_bytes
-			  : (uint64_t)pl->recv_from[p] * pl->tok_bytes;
+		int64_t a = g->off[p], b = g->off[p + 1];
+		uint64_t bytes = b > a ? g->packed[b - 1] + g->len[b - 1] - g->packed[a] : 0;
+		uint64_t in = eb_moe_flow(&st->plan, &st->rt, which, leg, p, c->rank).bytes;
 		struct eb_xfer *xs;
 
 		if (p == c->rank) { /* its own block, contiguous as every other: one copy */
 			if (bytes > 0)
-				rc = eb_mem_copy(eb_payload_nic(&st->dst), m->dst[a],
-						 eb_payload_nic(&st->src), m->packed[a], bytes);
+				rc = eb_mem_copy(eb_payload_nic(&st->dst), g->dst[a],
+						 eb_payload_nic(&st->src), g->packed[a], bytes);
 			continue;
 		}
 		if (bytes > 0)
 			(void)eb_a2av_write(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p,
-					    eb_payload_at(&st->src, m->packed[a]), bytes,
+					    eb_payload_at(&st->src, g->packed[a]), bytes,
 					    st->src.reg.mr, eb_region_key(&st->dst.reg, p, 0),
-					    m->dst[a], EB_IMM(c->rank, 0), &xs);
+					    g->dst[a], EB_IMM(c->rank, 0), &xs);
 		eb_a2av_expect(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p, in);
 	}
 	return rc != EB_OK ? rc : eb_a2av_wait(&st->a2a, EB_DEADLINE_LAZY);
 }
 
 /* --staged: tokens and outputs live in GPU memory and the fabric moves pinned bounce buffers;
- * a phase copies what this rank sends to them before (tokens and their packed copies, or the
- * outputs) and what it received from them after (tokens, or outputs), inside its time. */
+ * a phase copies what this rank sends to them before (its tokens or outputs, and the phase's
+ * packing areas, which the a2av sends from) and what it received from them after, inside its
+ * time. */
 static int stage(struct mstate *st, int which, int received)
 {
 	const struct eb_moe_plan *pl = &st->plan;
-	uint64_t a, b;
+	uint64_t pack0 = pl->leg[0][0].pack_off, pack1 = pl->leg[1][0].pack_off, a, b;
+	int rc;
 
 	if (!st->src.staged)
 		return EB_OK;
-	if (!received) {
-		a = which ? pl->out_off : pl->x_off;
-		b = which ? pl->src_len : pl->out_off;
-		return eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
+	if (received) {
+		a = pl->in_off[which][0];
+		b = which ? pl->dst_len : pl->in_off[1][0];
+		return eb_mem_copy(&st->dst.pay, a, &st->dst.bounce, a, b - a);
 	}
-	a = which ? pl->back_off : pl->recv_off;
-	b = which ? pl->dst_len : pl->back_off;
-	return eb_mem_copy(&st->dst.pay, a, &st->dst.bounce, a, b - a);
+	a = which ? pl->out_off : pl->x_off;
+	b = which ? pack0 : pl->out_off;
+	rc = eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
+	a = which ? pack1 : pack0;
+	b = which ? pl->src_len : pack1;
+	return rc != EB_OK ? rc : eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
 }
 
 static int step(struct eb_ctx *c, struct mstate *st, int which)
 {
-	int rc = stage(st, which, 0);
+	int leg, rc = stage(st, which, 0);
 
-	if (rc == EB_OK)
-		rc = st->init == INIT_A2AV ? a2a_step(c, st, which) : proxied_step(c, st, which);
+	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
+		rc = st->init == INIT_A2AV ? a2a_leg(c, st, which, leg)
+					   : proxied_leg(c, st, which, leg);
 	return rc == EB_OK ? stage(st, which, 1) : rc;
 }
 

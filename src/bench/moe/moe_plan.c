@@ -1,4 +1,8 @@
+/* The plan: one walk of what a writer sends a destination in a leg (walk) serves both ends.
+ * The writer makes its items from it; the destination learns from it what lands where in
+ * the writer's block (tokens to check or forward, rows to sum or check). */
 #include "moe_plan.h"
+#include "moe_plan_int.h"
 #include "core/arrays.h"
 #include "efabench/status.h"
 #include "core/log.h"
@@ -6,223 +10,505 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t at(const int64_t *m, int ranks, int s, int d)
-{
-	return m[(size_t)s * (size_t)ranks + (size_t)d];
-}
+enum { IT_TOKEN, IT_OUT, IT_SUM_RANK, IT_SUM_HOST };
 
-/* The first and last selection of a token that live on rank d (first == last: none). */
-static void on_rank(const struct eb_route *rt, const int32_t *x, int d, int *first, int *last)
+/* An item as the walk names it: token t of rank s, about its selections [k0, k1). */
+struct item {
+	int kind, s, t, k0, k1;
+};
+
+typedef void (*emit_fn)(void *arg, const struct item *it);
+
+/* The selections of a token that live on rank d: [*k0, *k1) (empty: none). */
+static void on_rank(const struct eb_route *rt, int s, int t, int d, int *k0, int *k1)
 {
+	const int32_t *x = eb_route_sel(rt, s, t);
 	int k = 0;
 
 	while (k < rt->width && x[k] >= 0 && x[k] / rt->per_rank < d)
 		k++;
-	*first = k;
+	*k0 = k;
 	while (k < rt->width && x[k] >= 0 && x[k] / rt->per_rank == d)
 		k++;
-	*last = k;
+	*k1 = k;
 }
 
-static int moves_alloc(struct eb_moe_moves *m, int ranks, int64_t items)
+static int on_host(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t, int h)
 {
-	size_t n = (size_t)(items > 0 ? items : 1);
-
-	m->items = items;
-	m->block = eb_arrays(&m->off, (size_t)ranks + 1, sizeof(*m->off), &m->src, n,
-			     sizeof(*m->src), &m->packed, n, sizeof(*m->packed), &m->len, n,
-			     sizeof(*m->len), &m->dst, n, sizeof(*m->dst), NULL);
-	return m->block != NULL ? EB_OK : EB_ENOMEM;
-}
-
-static void moves_tally(struct eb_moe_moves *m, int rank)
-{
-	int64_t i;
-
-	for (i = 0; i < m->items; i++) {
-		if (m->len[i] > m->max_len)
-			m->max_len = m->len[i];
-		if (i < m->off[rank] || i >= m->off[rank + 1]) {
-			m->bytes_out += m->len[i];
-			m->items_out++;
-		}
-	}
-}
-
-/* The largest of a per-rank quantity over ranks. */
-static int64_t most(const int64_t *m, int ranks, int by_dst)
-{
-	int64_t best = 0;
-	int a, b;
-
-	for (a = 0; a < ranks; a++) {
-		int64_t sum = 0;
-
-		for (b = 0; b < ranks; b++)
-			sum += by_dst ? at(m, ranks, b, a) : at(m, ranks, a, b);
-		if (sum > best)
-			best = sum;
-	}
-	return best;
-}
-
-/* The first token at or after t of rank `from` with experts on rank `to` (-1: none), and
- * those selections, [first, last). */
-static int next_token(const struct eb_route *rt, int from, int to, int t, int *first, int *last)
-{
-	for (; t < rt->tokens; t++) {
-		on_rank(rt, eb_route_sel(rt, from, t), to, first, last);
-		if (*first != *last)
-			return t;
-	}
-	return -1;
-}
-
-/* The sum of m's entries [a][b] for a before `upto` (by_row 0) or b before it (by_row 1). */
-static int64_t sum_before(const int64_t *m, int ranks, int upto, int fixed, int by_row)
-{
-	int64_t sum = 0;
+	const int32_t *x = eb_route_sel(rt, s, t);
 	int k;
 
-	for (k = 0; k < upto; k++)
-		sum += by_row ? at(m, ranks, fixed, k) : at(m, ranks, k, fixed);
-	return sum;
+	for (k = 0; k < rt->width && x[k] >= 0; k++)
+		if (p->hosts->host[x[k] / rt->per_rank] == h)
+			return 1;
+	return 0;
 }
 
-/* Dispatch: token t goes once to every rank holding one of its experts. */
-static void plan_dispatch(struct eb_moe_plan *p, const struct eb_route *rt)
+/* Each selection on d of s's tokens: one item per selection (ll), else one per token. */
+static void walk_tokens(const struct eb_route *rt, int kind, int each, int s, int d, emit_fn f,
+			void *arg)
 {
-	struct eb_moe_moves *m = &p->dispatch;
-	int me = p->rank, d, t, first, last;
-	int64_t j = 0;
+	int t, k0, k1, k;
 
+	for (t = 0; t < rt->tokens; t++) {
+		on_rank(rt, s, t, d, &k0, &k1);
+		for (k = k0; k < k1 && each; k++)
+			f(arg, &(struct item){kind, s, t, k, k + 1});
+		if (k0 < k1 && !each)
+			f(arg, &(struct item){kind, s, t, k0, k1});
+	}
+}
+
+static void walk_dispatch(const struct eb_moe_plan *p, const struct eb_route *rt, int leg, int w,
+			  int d, emit_fn f, void *arg)
+{
+	int s, t;
+
+	if (leg == 0 && eb_moe_direct(p, w, d)) {
+		walk_tokens(rt, IT_TOKEN, p->mode == EB_MOE_LL, w, d, f, arg);
+	} else if (leg == 0 && eb_moe_forwards(p, d, w)) {
+		for (t = 0; t < rt->tokens; t++)
+			if (on_host(p, rt, w, t, p->hosts->host[d]))
+				f(arg, &(struct item){IT_TOKEN, w, t, 0, 0});
+	} else if (leg == 1 && eb_moe_two_level(p) && eb_moe_same_host(p->hosts, w, d)) {
+		for (s = 0; s < p->ranks; s++)
+			if (eb_moe_forwards(p, w, s))
+				walk_tokens(rt, IT_TOKEN, 0, s, d, f, arg);
+	}
+}
+
+static void walk_combine(const struct eb_moe_plan *p, const struct eb_route *rt, int leg, int w,
+			 int d, emit_fn f, void *arg)
+{
+	int s, t;
+
+	if (leg == 1) {
+		for (t = 0; t < rt->tokens && eb_moe_forwards(p, w, d); t++)
+			if (on_host(p, rt, d, t, p->hosts->host[w]))
+				f(arg, &(struct item){IT_SUM_HOST, d, t, 0, 0});
+		return;
+	}
+	if (p->mode != EB_MOE_NORMAL) {
+		walk_tokens(rt, IT_OUT, p->mode == EB_MOE_LL || p->split_out, d, w, f, arg);
+		return;
+	}
+	if (eb_moe_direct(p, w, d))
+		walk_tokens(rt, IT_SUM_RANK, 0, d, w, f, arg);
+	if (eb_moe_two_level(p) && eb_moe_same_host(p->hosts, w, d))
+		for (s = 0; s < p->ranks; s++)
+			if (eb_moe_forwards(p, d, s))
+				walk_tokens(rt, IT_SUM_RANK, 0, s, w, f, arg);
+}
+
+/* What writer w sends d in a leg of a phase, in the order it lands. */
+static void walk(const struct eb_moe_plan *p, const struct eb_route *rt, int ph, int leg, int w,
+		 int d, emit_fn f, void *arg)
+{
+	if (ph == 0)
+		walk_dispatch(p, rt, leg, w, d, f, arg);
+	else
+		walk_combine(p, rt, leg, w, d, f, arg);
+}
+
+/* ---- the destination's side: what lands here, from each writer ---- */
+
+struct land {
+	struct eb_moe_plan *p;
+	const struct eb_route *rt;
+	int ph, leg, w;
+	uint64_t off; /* where the next item lands */
+};
+
+/* Two levels: where a token to forward or a row to sum sits, by its home's host. */
+static size_t fwd_index(const struct eb_moe_plan *p, int s, int t)
+{
+	return (size_t)p->hosts->host[s] * (size_t)p->tokens + (size_t)t;
+}
+
+static size_t stage_index(const struct eb_moe_plan *p, int s, int t, int r)
+{
+	return fwd_index(p, s, t) * (size_t)p->hosts->most + (size_t)p->hosts->local[r];
+}
+
+static void land_back(struct land *l, const struct item *it)
+{
+	struct eb_moe_plan *p = l->p;
+	const int32_t *x = eb_route_sel(l->rt, it->s, it->t);
+	size_t at = (size_t)it->t * (size_t)l->rt->width;
+	int k;
+
+	if (it->kind == IT_OUT) {
+		for (k = it->k0; k < it->k1; k++) {
+			p->back_at[at + (size_t)k] = l->off + (uint64_t)(k - it->k0) * p->out_bytes;
+			p->back_sum[at + (size_t)k] = 0;
+		}
+		return;
+	}
+	for (k = 0; k < l->rt->width && x[k] >= 0; k++) {
+		int mine = it->kind == IT_SUM_RANK
+			       ? k >= it->k0 && k < it->k1
+			       : p->hosts->host[x[k] / l->rt->per_rank] == p->hosts->host[l->w];
+
+		if (mine) {
+			p->back_at[at + (size_t)k] = l->off;
+			p->back_sum[at + (size_t)k] = 1;
+		}
+	}
+}
+
+static void land(void *arg, const struct item *it)
+{
+	struct land *l = arg;
+	struct eb_moe_plan *p = l->p;
+
+	if (it->kind == IT_TOKEN) {
+		p->slots[p->nslots++] = (struct eb_moe_slot){l->off, it->s, it->t};
+		if (l->leg == 0 && !eb_moe_direct(p, it->s, p->rank))
+			p->fwd_at[fwd_index(p, it->s, it->t)] = l->off;
+		l->off += p->tok_bytes;
+		return;
+	}
+	if (it->s == p->rank) {
+		land_back(l, it);
+	} else { /* a row this rank sums for a token of another host */
+		p->stage_at[stage_index(p, it->s, it->t, l->w)] = l->off;
+		p->staged[p->nstaged++] = (struct eb_moe_staged){
+		    l->off, it->s, it->t, (int16_t)it->k0, (int16_t)it->k1};
+	}
+	l->off += (uint64_t)(it->kind == IT_OUT ? it->k1 - it->k0 : 1) * p->out_bytes;
+}
+
+/* ---- the writer's side: this rank's items ---- */
+
+struct make {
+	struct eb_moe_plan *p;
+	const struct eb_route *rt;
+	struct eb_moe_leg *g;
+	int count; /* first pass: only count items and summed rows */
+	uint64_t at; /* the destination's next byte */
+};
+
+/* Output row k of token (s, t) in this rank's source region. */
+static uint64_t out_row(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t,
+			int k)
+{
+	int32_t i = p->serve_at[(size_t)s * (size_t)p->tokens + (size_t)t];
+	int k0, k1;
+
+	on_rank(rt, s, t, p->rank, &k0, &k1);
+	return p->out_off + (uint64_t)(p->serve_out[i] + (k - k0)) * p->out_bytes;
+}
+
+/* A weighted sum's rows: this rank's outputs (weights of the token), or the rows this host's
+ * ranks sent here for it (already weighted). */
+static uint32_t sum_rows(struct make *m, const struct item *it, int64_t ref)
+{
+	struct eb_moe_plan *p = m->p;
+	struct eb_moe_leg *g = m->g;
+	uint32_t n = 0;
+	int k, r;
+
+	if (it->kind == IT_SUM_RANK) {
+		for (k = it->k0; k < it->k1; k++, n++)
+			if (!m->count) {
+				g->row_at[ref + n] = out_row(p, m->rt, it->s, it->t, k);
+				g->row_w[ref + n] = (uint8_t)eb_moe_weight_q(it->t, k);
+			}
+		return n;
+	}
+	for (r = 0; r < p->hosts->most; r++) {
+		uint64_t at = p->stage_at[fwd_index(p, it->s, it->t) * (size_t)p->hosts->most +
+					  (size_t)r];
+
+		if (at == UINT64_MAX)
+			continue;
+		if (!m->count) {
+			g->row_at[ref + n] = at;
+			g->row_w[ref + n] = 4;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void make(void *arg, const struct item *it)
+{
+	struct make *m = arg;
+	struct eb_moe_leg *g = m->g;
+	struct eb_moe_plan *p = m->p;
+	int64_t i = g->items++;
+	uint64_t len = it->kind == IT_TOKEN  ? p->tok_bytes
+		       : it->kind == IT_OUT ? (uint64_t)(it->k1 - it->k0) * p->out_bytes
+					    : p->out_bytes;
+	uint32_t rows = it->kind == IT_SUM_RANK || it->kind == IT_SUM_HOST
+			    ? sum_rows(m, it, g->refs)
+			    : 0;
+
+	if (m->count) {
+		g->refs += rows;
+		return;
+	}
+	g->len[i] = len;
+	g->dst[i] = m->at;
+	g->rows[i] = rows;
+	g->first[i] = (uint32_t)g->refs;
+	g->refs += rows;
+	m->at += len;
+	if (it->kind == IT_TOKEN)
+		g->src[i] = g->from_dst ? p->fwd_at[fwd_index(p, it->s, it->t)]
+					: p->x_off + (uint64_t)it->t * p->tok_bytes;
+	else if (it->kind == IT_OUT)
+		g->src[i] = out_row(p, m->rt, it->s, it->t, it->k0);
+	else
+		g->src[i] = g->row_at[g->first[i]];
+}
+
+static int leg_alloc(struct eb_moe_leg *g, int ranks)
+{
+	size_t n = (size_t)(g->items > 0 ? g->items : 1), r = (size_t)(g->refs > 0 ? g->refs : 1);
+
+	g->block = eb_arrays(&g->off, (size_t)ranks + 1, sizeof(*g->off), &g->src, n,
+			     sizeof(*g->src), &g->packed, n, sizeof(*g->packed), &g->len, n,
+			     sizeof(*g->len), &g->dst, n, sizeof(*g->dst), &g->rows, n,
+			     sizeof(*g->rows), &g->first, n, sizeof(*g->first), &g->row_at, r,
+			     sizeof(*g->row_at), &g->row_w, r, sizeof(*g->row_w), NULL);
+	return g->block != NULL ? EB_OK : EB_ENOMEM;
+}
+
+/* Where destination d's items are read from when they go as one write: in place where they
+ * are copies already contiguous in the source region, else packed at *packed. */
+static void place(struct eb_moe_leg *g, int d, uint64_t *packed)
+{
+	int64_t a = g->off[d], b = g->off[d + 1], i;
+	int in_place = !g->from_dst;
+
+	for (i = a; i < b && in_place; i++)
+		in_place = g->rows[i] == 0 && (i == a || g->src[i] == g->src[i - 1] + g->len[i - 1]);
+	for (i = a; i < b; i++) {
+		g->packed[i] = in_place ? g->src[i] : *packed;
+		*packed += in_place ? 0 : g->len[i];
+	}
+}
+
+/* The items this rank sends in one leg of a phase, checked against the flows the routing
+ * gives, tallied by path. */
+static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int ph, int leg)
+{
+	struct eb_moe_leg *g = &p->leg[ph][leg];
+	struct make m = {p, rt, g, 1, 0};
+	uint64_t packed = g->pack_off;
+	int d;
+
+	g->from_dst = leg == 1;
+	for (d = 0; d < p->ranks; d++)
+		walk(p, rt, ph, leg, p->rank, d, make, &m);
+	if (leg_alloc(g, p->ranks) != EB_OK)
+		return EB_ENOMEM;
+	g->items = g->refs = 0;
+	m.count = 0;
 	for (d = 0; d < p->ranks; d++) {
-		int64_t base = sum_before(rt->count, p->ranks, me, d, 0);
+		struct eb_moe_flow want = eb_moe_flow(p, rt, ph, leg, p->rank, d);
+		int64_t a = g->items;
+		uint64_t bytes = m.at;
 
-		m->off[d] = j;
-		for (t = next_token(rt, me, d, 0, &first, &last); t >= 0;
-		     t = next_token(rt, me, d, t + 1, &first, &last)) {
-			m->src[j] = p->x_off + (uint64_t)t * p->tok_bytes;
-			m->packed[j] = p->pack_off + (uint64_t)j * p->tok_bytes;
-			m->len[j] = p->tok_bytes;
-			m->dst[j] = p->recv_off + (uint64_t)(base + j - m->off[d]) * p->tok_bytes;
-			j++;
+		g->off[d] = a;
+		bytes = m.at = eb_moe_in_base(p, rt, ph, leg, p->rank, d);
+		walk(p, rt, ph, leg, p->rank, d, make, &m);
+		if (g->items - a != want.items || m.at - bytes != want.bytes) {
+			eb_err("moe's layout disagrees with its routing: rank %d sends rank %d %lld "
+			       "items (%llu bytes) in leg %d of %s, the routing says %lld (%llu)",
+			       p->rank, d, (long long)(g->items - a),
+			       (unsigned long long)(m.at - bytes), leg,
+			       ph ? "combine" : "dispatch", (long long)want.items,
+			       (unsigned long long)want.bytes);
+			return EB_EPROTO;
 		}
+		g->bytes[p->path[d]] += want.bytes;
+		g->nitems[p->path[d]] += want.items;
 	}
-	m->off[p->ranks] = j;
+	g->off[p->ranks] = g->items;
+	for (d = 0; d < p->ranks; d++)
+		place(g, d, &packed);
+	g->same = ph == 0 ? p->tok_bytes : p->out_bytes;
+	for (d = 0; d < g->items; d++)
+		if (g->len[d] != g->same)
+			g->same = 0;
+	return EB_OK;
 }
 
-/* What arrives in dispatch, and combine: each received token's outputs go back to its home
- * rank, contiguous per home rank already (slots are grouped by source). */
-static void plan_combine(struct eb_moe_plan *p, const struct eb_route *rt)
+/* The (source, token) pairs this rank serves, and where their outputs sit. */
+static void serve(struct eb_moe_plan *p, const struct eb_route *rt)
 {
-	struct eb_moe_moves *m = &p->combine;
-	int me = p->rank, s, t, first, last;
-	int64_t i = 0, pos = 0;
+	int64_t rows = 0;
+	int s, t, k0, k1;
 
-	for (s = 0; s < p->ranks; s++) {
-		int64_t base = sum_before(rt->nsel, p->ranks, me, s, 1), first_pos = pos;
+	for (s = 0; s < p->ranks; s++)
+		for (t = 0; t < p->tokens; t++) {
+			size_t at = (size_t)s * (size_t)p->tokens + (size_t)t;
 
-		m->off[s] = i;
-		for (t = next_token(rt, s, me, 0, &first, &last); t >= 0;
-		     t = next_token(rt, s, me, t + 1, &first, &last)) {
-			p->recv_tok[i] = t;
-			p->recv_src[i] = s;
-			p->recv_outpos[i] = pos;
-			m->src[i] = p->out_off + (uint64_t)pos * p->out_bytes;
-			m->packed[i] = m->src[i];
-			m->len[i] = (uint64_t)(last - first) * p->out_bytes;
-			m->dst[i] = p->back_off + (uint64_t)(base + pos - first_pos) * p->out_bytes;
-			pos += last - first;
-			i++;
+			on_rank(rt, s, t, p->rank, &k0, &k1);
+			p->serve_at[at] = -1;
+			if (k0 == k1)
+				continue;
+			p->serve_at[at] = (int32_t)p->served;
+			p->serve_src[p->served] = s;
+			p->serve_tok[p->served] = t;
+			p->serve_out[p->served++] = rows;
+			rows += k1 - k0;
 		}
-		p->recv_from[s] = i - m->off[s];
-	}
-	m->off[p->ranks] = i;
-	p->recv_outpos[i] = pos;
+	p->serve_out[p->served] = rows;
 }
 
-/* Where each of this rank's selections comes back: expert rank d's block, in token order. */
-static void plan_back(struct eb_moe_plan *p, const struct eb_route *rt)
+/* What lands here in every leg, writer by writer. */
+static void receive(struct eb_moe_plan *p, const struct eb_route *rt)
 {
-	int me = p->rank, d, t, k;
-	int64_t base = 0;
+	int ph, leg, w;
 
-	for (d = 0; d < p->ranks; d++) {
-		int64_t pos = base;
+	for (ph = 0; ph < 2; ph++)
+		for (leg = 0; leg < p->nlegs; leg++)
+			for (w = 0; w < p->ranks; w++) {
+				struct land l = {p, rt, ph, leg, w,
+						 eb_moe_in_base(p, rt, ph, leg, w, p->rank)};
 
-		p->back_base[d] = base;
-		p->back_from[d] = at(rt->count, p->ranks, me, d);
-		for (t = 0; t < rt->tokens; t++) {
-			int first, last;
-
-			on_rank(rt, eb_route_sel(rt, me, t), d, &first, &last);
-			for (k = first; k < last; k++)
-				p->back_slot[(size_t)t * (size_t)rt->width + (size_t)k] = pos++;
-		}
-		base += at(rt->nsel, p->ranks, me, d);
-	}
+				walk(p, rt, ph, leg, w, p->rank, land, &l);
+			}
 }
 
-int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt, int rank,
-		      uint64_t tok_bytes, uint64_t out_bytes)
+static int64_t arriving(const struct eb_moe_plan *p, const struct eb_route *rt, int ph)
 {
-	int n = rt->ranks, s;
-	int64_t send_most = most(rt->count, n, 0), recv_most = most(rt->count, n, 1);
-	int64_t serve_most = most(rt->nsel, n, 1), own_most = most(rt->nsel, n, 0);
-	int rc;
+	int64_t n = 0;
+	int leg, w;
+
+	for (leg = 0; leg < p->nlegs; leg++)
+		for (w = 0; w < p->ranks; w++)
+			n += eb_moe_flow(p, rt, ph, leg, w, p->rank).items;
+	return n;
+}
+
+static int64_t tokens_with_sel(const struct eb_route *rt, int d)
+{
+	int64_t n = 0;
+	int s;
+
+	for (s = 0; s < rt->ranks; s++)
+		n += rt->count[(size_t)s * (size_t)rt->ranks + (size_t)d];
+	return n;
+}
+
+static void count_hosts(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	int s, t, h;
+
+	for (s = 0; s < p->ranks; s++)
+		for (t = 0; t < p->tokens; t++)
+			for (h = 0; h < p->hosts->n; h++)
+				p->hcount[(size_t)s * (size_t)p->hosts->n + (size_t)h] +=
+				    on_host(p, rt, s, t, h);
+}
+
+/* What every leg's flows need first: the paths and the tokens per (rank, host). */
+static int alloc_counts(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	size_t n = (size_t)p->ranks;
+
+	p->block = eb_arrays(&p->path, n, sizeof(*p->path), &p->hcount, n * (size_t)p->hosts->n,
+			     sizeof(*p->hcount), NULL);
+	if (p->block == NULL)
+		return EB_ENOMEM;
+	count_hosts(p, rt);
+	return EB_OK;
+}
+
+/* What this rank checks, serves and forwards. */
+static int alloc_lists(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	size_t n = (size_t)p->ranks, toks = (size_t)rt->tokens, hosts = (size_t)p->hosts->n;
+	size_t sel = toks * (size_t)rt->width, two = eb_moe_two_level(p) ? 1 : 0;
+	size_t slots = (size_t)arriving(p, rt, 0) + 1, staged = (size_t)arriving(p, rt, 1) + 1;
+	size_t served = (size_t)tokens_with_sel(rt, p->rank) + 1, i;
+
+	p->lists = eb_arrays(
+	    &p->slots, slots, sizeof(*p->slots), &p->staged, staged, sizeof(*p->staged),
+	    &p->serve_src, served, sizeof(*p->serve_src), &p->serve_tok, served,
+	    sizeof(*p->serve_tok), &p->serve_out, served, sizeof(*p->serve_out), &p->serve_at,
+	    n * toks, sizeof(*p->serve_at), &p->back_at, sel, sizeof(*p->back_at), &p->back_sum,
+	    sel, sizeof(*p->back_sum), &p->fwd_at, two ? hosts * toks : 1, sizeof(*p->fwd_at),
+	    &p->stage_at, two ? hosts * toks * (size_t)p->hosts->most : 1, sizeof(*p->stage_at),
+	    NULL);
+	if (p->lists == NULL)
+		return EB_ENOMEM;
+	for (i = 0; two && i < hosts * toks * (size_t)p->hosts->most; i++)
+		p->stage_at[i] = UINT64_MAX;
+	return EB_OK;
+}
+
+/* The source region: x | out | each leg's packing area (room for all the leg sends). */
+static void lay_out_source(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	uint64_t off;
+	int ph, leg, d;
+
+	p->x_off = 0;
+	p->out_off = (uint64_t)p->tokens * p->tok_bytes;
+	off = p->out_off + (uint64_t)p->serve_out[p->served] * p->out_bytes;
+	for (ph = 0; ph < 2; ph++)
+		for (leg = 0; leg < p->nlegs; leg++) {
+			p->leg[ph][leg].pack_off = off;
+			for (d = 0; d < p->ranks; d++)
+				off += eb_moe_flow(p, rt, ph, leg, p->rank, d).bytes;
+		}
+	p->src_len = off;
+}
+
+int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
+		      const struct eb_moe_hosts *h, int rank, int mode, int intra,
+		      uint64_t tok_bytes, uint64_t out_bytes, int split_out)
+{
+	int d, ph, leg, rc;
 
 	memset(p, 0, sizeof(*p));
-	p->rank = rank;
-	p->ranks = n;
-	p->tok_bytes = tok_bytes;
-	p->out_bytes = out_bytes;
-	p->x_off = 0;
-	p->pack_off = (uint64_t)rt->tokens * tok_bytes;
-	p->out_off = p->pack_off + (uint64_t)send_most * tok_bytes;
-	p->src_len = p->out_off + (uint64_t)serve_most * out_bytes;
-	p->recv_off = 0;
-	p->back_off = (uint64_t)recv_most * tok_bytes;
-	p->dst_len = p->back_off + (uint64_t)own_most * out_bytes;
-	for (s = 0; s < n; s++) {
-		p->recv_tokens += at(rt->count, n, s, rank);
-		p->recv_sel += at(rt->nsel, n, s, rank);
-		p->own_sel += at(rt->nsel, n, rank, s);
-	}
-	p->block = eb_arrays(&p->recv_from, (size_t)n, sizeof(*p->recv_from), &p->back_from,
-			     (size_t)n, sizeof(*p->back_from), &p->recv_tok,
-			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_tok), &p->recv_src,
-			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_src), &p->recv_outpos,
-			     (size_t)p->recv_tokens + 1, sizeof(*p->recv_outpos), &p->back_base,
-			     (size_t)n, sizeof(*p->back_base), &p->back_slot,
-			     (size_t)rt->tokens * (size_t)rt->width, sizeof(*p->back_slot), NULL);
-	rc = p->block != NULL ? EB_OK : EB_ENOMEM;
-	if (rc == EB_OK) {
-		int64_t out = 0;
-
-		for (s = 0; s < n; s++)
-			out += at(rt->count, n, rank, s);
-		rc = moves_alloc(&p->dispatch, n, out);
-	}
+	*p = (struct eb_moe_plan){.rank = rank,
+				  .ranks = rt->ranks,
+				  .mode = mode,
+				  .split_out = split_out,
+				  .hosts = h,
+				  .tokens = rt->tokens,
+				  .tok_bytes = tok_bytes,
+				  .out_bytes = out_bytes};
+	p->nlegs = eb_moe_two_level(p) ? 2 : 1;
+	rc = alloc_counts(p, rt);
+	rc = rc != EB_OK ? rc : alloc_lists(p, rt);
+	if (rc != EB_OK)
+		goto fail;
+	for (d = 0; d < p->ranks; d++)
+		p->path[d] = d == rank				       ? EB_PATH_OWN
+			     : intra && eb_moe_same_host(h, rank, d) ? EB_PATH_INTRA
+								     : EB_PATH_FABRIC;
+	serve(p, rt);
+	eb_moe_areas(p, rt);
+	lay_out_source(p, rt);
+	receive(p, rt);
+	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+		for (leg = 0; leg < p->nlegs && rc == EB_OK; leg++)
+			rc = build_leg(p, rt, ph, leg);
 	if (rc == EB_OK)
-		rc = moves_alloc(&p->combine, n, p->recv_tokens);
-	if (rc != EB_OK) {
-		eb_err("out of memory for the layout of %d tokens x %d ranks", rt->tokens, n);
-		eb_moe_plan_free(p);
-		return rc;
-	}
-	plan_dispatch(p, rt);
-	plan_combine(p, rt);
-	plan_back(p, rt);
-	moves_tally(&p->dispatch, rank);
-	moves_tally(&p->combine, rank);
-	return EB_OK;
+		return EB_OK;
+fail:
+	if (rc == EB_ENOMEM)
+		eb_err("out of memory for the layout of %d tokens x %d ranks", rt->tokens,
+		       rt->ranks);
+	eb_moe_plan_free(p);
+	return rc;
 }
 
 void eb_moe_plan_free(struct eb_moe_plan *p)
 {
-	free(p->dispatch.block);
-	free(p->combine.block);
+	int ph, leg;
+
+	for (ph = 0; ph < 2; ph++)
+		for (leg = 0; leg < 2; leg++)
+			free(p->leg[ph][leg].block);
+	free(p->lists);
 	free(p->block);
 	memset(p, 0, sizeof(*p));
 }

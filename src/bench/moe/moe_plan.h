@@ -1,60 +1,119 @@
-/* efabench moe's layout: from the routing, what one rank moves in dispatch and combine, and
- * where every piece lands. Every rank derives the same offsets for every other rank, so a
- * writer knows the receiver's slots without asking.
+/* efabench moe's layout: from the routing and the hosts, what one rank moves in dispatch and
+ * combine, leg by leg, and where every piece lands. Every rank derives the same offsets for
+ * every other rank, so a writer knows the receiver's slots without asking.
  *
- * A rank's source region:      x (its tokens) | pack (tokens grouped per destination) |
- *                              out (expert outputs of the tokens it received)
- * A rank's destination region: recv (tokens received, grouped by source, in token order) |
- *                              back (expert outputs of its own tokens, grouped by expert rank)
- * Sizes are the largest over ranks, so every rank's regions have the same length. */
+ * Modes (what a write carries, after the EP libraries that move the same tokens):
+ *   rank    a token goes once to every rank holding one of its experts; the outputs of a
+ *           rank's experts for a token come back together, unreduced;
+ *   ll      a token goes once per expert (DeepEP's low-latency kernels), and each expert's
+ *           output comes back on its own; the home rank sums them;
+ *   normal  a token crosses the fabric once per destination host, to the rank with the
+ *           sender's local index there, which forwards it to that host's ranks holding its
+ *           experts (DeepEP's normal kernels); in combine each rank sums its experts'
+ *           outputs for a token to one row, the forwarding rank sums its host's rows to one,
+ *           and only that row crosses the fabric. With one host a phase has one leg; across
+ *           hosts dispatch and combine each have two: to the forwarding ranks, then from them.
+ *
+ * A rank's source region:      x (its tokens) | out (expert outputs of the tokens it
+ *                              received) | pack[phase][leg] (items packed per destination)
+ * A rank's destination region: recv (tokens received, by leg and writer) | back (what
+ *                              returns for its own tokens, by writer) | fwd (tokens to
+ *                              forward, by source) | stage (rows to sum before the fabric)
+ * Area sizes are the largest over ranks, so every rank's regions have the same length. */
 #ifndef EB_BENCH_MOE_PLAN_H
 #define EB_BENCH_MOE_PLAN_H
 
+#include "moe_hosts.h"
 #include "moe_route.h"
 
 #include <stdint.h>
 
-/* What a phase moves from one rank: items grouped by destination rank, items [off[d],
- * off[d + 1]) going to d. An item is one write in decode; in prefill the items of one
- * destination, packed (copied from src to packed) where they are not contiguous, go as one.
- * The all-to-all-v baseline moves the packed bytes (packed before its clock starts). */
-struct eb_moe_moves {
-	void *block;	  /* the arrays below */
-	int64_t *off;	  /* [ranks + 1] */
-	uint64_t *src;	  /* [items] byte offset in the source region */
-	uint64_t *packed; /* [items] where the item sits contiguous per destination */
-	uint64_t *len;	  /* [items] bytes */
-	uint64_t *dst;	  /* [items] byte offset in the destination's destination region */
-	int64_t items;
-	uint64_t bytes_out; /* bytes to other ranks */
-	int64_t items_out;  /* items to other ranks */
-	uint64_t max_len;
+enum { EB_MOE_RANK, EB_MOE_LL, EB_MOE_NORMAL }; /* modes */
+enum { EB_PATH_OWN, EB_PATH_INTRA, EB_PATH_FABRIC };  /* how a destination is reached */
+
+/* What one leg of a phase moves from this rank: items grouped by destination rank, items
+ * [off[d], off[d + 1]) going to d, their destinations contiguous in the same order. An item
+ * is a copy of len bytes from src, or (rows > 0) the weighted sum of `rows` bf16 rows of len
+ * bytes at row_at[first..] with weights row_w[first..] in quarters. Going through the fabric,
+ * items are made (copied or summed) into packed, contiguous per destination, where they do
+ * not already sit there. */
+struct eb_moe_leg {
+	void *block; /* the arrays below */
+	int64_t *off;
+	uint64_t *src, *packed, *len, *dst;
+	uint32_t *rows;	   /* [items] 0: a copy */
+	uint32_t *first;   /* [items] a sum's first row in row_at, row_w */
+	uint64_t *row_at;  /* [refs] a row's offset in the region items are read from */
+	uint8_t *row_w;	   /* [refs] its weight in quarters (4: 1.0) */
+	int64_t items, refs;
+	int from_dst;	   /* items are read from this rank's destination region */
+	uint64_t same;	   /* every item's length, or 0 */
+	uint64_t pack_off; /* this leg's packing area in the source region */
+	/* What this rank moves, by path (EB_PATH_*): bytes and items. */
+	uint64_t bytes[3];
+	int64_t nitems[3];
+};
+
+/* A token landed here (dispatch), and a row summed on its way to the token's home: both are
+ * checked like the rest. */
+struct eb_moe_slot {
+	uint64_t off; /* in the destination region */
+	int32_t src, tok;
+};
+struct eb_moe_staged {
+	uint64_t off;
+	int32_t src, tok;
+	int16_t k0, k1; /* the selections summed */
 };
 
 struct eb_moe_plan {
-	int rank, ranks;
-	uint64_t tok_bytes, out_bytes; /* a token in dispatch, an expert's output in combine */
-	/* Region offsets, the same on every rank. */
-	uint64_t x_off, pack_off, out_off, src_len;
-	uint64_t recv_off, back_off, dst_len;
-	struct eb_moe_moves dispatch, combine;
-	void *block; /* the arrays below */
-	/* What arrives here: from each source, tokens (dispatch) and writes (combine). */
-	int64_t *recv_from;   /* [ranks] dispatch items from s */
-	int64_t *back_from;   /* [ranks] combine items from expert rank d */
-	int64_t recv_tokens;  /* tokens this rank receives (dispatch, self included) */
-	int64_t recv_sel;     /* selections it serves as an expert */
-	int64_t own_sel;      /* selections of its own tokens */
-	int64_t *recv_tok;    /* [recv_tokens] token id per received slot */
-	int32_t *recv_src;    /* [recv_tokens] its source rank */
-	int64_t *recv_outpos; /* [recv_tokens + 1] first output (in out_bytes) of each */
-	int64_t *back_base;   /* [ranks] first slot of expert rank d's block in back */
-	int64_t *back_slot;   /* [tokens][width] slot in back of each own selection */
+	int rank, ranks, mode, nlegs, tokens;
+	int split_out; /* rank mode: each output an item (packed writes cut by --piece) */
+	const struct eb_moe_hosts *hosts;
+	uint64_t tok_bytes, out_bytes;
+	int8_t *path;	 /* [ranks] how this rank reaches each (EB_PATH_*) */
+	int64_t *hcount; /* [ranks][hosts] tokens of a rank with an expert on a host */
+	uint64_t x_off, out_off, src_len;
+	uint64_t in_off[2][2], dst_len; /* what arrives in each leg, by writer */
+	struct eb_moe_leg leg[2][2];	/* [dispatch, combine][leg] */
+	void *block, *lists;		/* path and hcount; the arrays below */
+	int64_t nslots, nstaged;
+	struct eb_moe_slot *slots;
+	struct eb_moe_staged *staged;
+	/* The (source, token) pairs with an expert here, in that order: each has its experts'
+	 * outputs, in selection order, from row serve_out[i] of out. */
+	int64_t served;
+	int32_t *serve_src, *serve_tok;
+	int64_t *serve_out; /* [served + 1] */
+	int32_t *serve_at;  /* [ranks][tokens] index in the served list, -1 */
+	uint64_t *back_at;  /* [tokens][width] where each own selection's part comes back */
+	uint8_t *back_sum;  /* [tokens][width] 1: there, a weighted sum; 0: its output alone */
+	/* Two levels: the slot of a token to forward (by its home's host), and the rows of
+	 * this host's ranks to sum for it ([hosts][tokens][ranks per host], ~0: none). */
+	uint64_t *fwd_at, *stage_at;
 };
 
-/* This rank's plan; EB_ENOMEM after one line. */
-int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt, int rank,
-		      uint64_t tok_bytes, uint64_t out_bytes);
+/* Items and bytes rank `from` sends rank `to` in a leg of a phase, from the routing alone
+ * (every rank computes it alike; the builder checks its own items against it). */
+struct eb_moe_flow {
+	int64_t items;
+	uint64_t bytes;
+};
+struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
+			       int phase, int leg, int from, int to);
+
+/* This rank's plan; EB_ENOMEM after one line, EB_EPROTO after one line where its items
+ * disagree with eb_moe_flow. */
+int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
+		      const struct eb_moe_hosts *h, int rank, int mode, int intra,
+		      uint64_t tok_bytes, uint64_t out_bytes, int split_out);
 void eb_moe_plan_free(struct eb_moe_plan *p);
+
+/* Weight k of token t, in quarters (1..4): what the home rank multiplies expert k's output
+ * of token t by. */
+static inline int eb_moe_weight_q(int t, int k)
+{
+	return 1 + ((t + k) & 3);
+}
 
 #endif

@@ -56,7 +56,7 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 					  .active = 64,
 					  .log2n = 12,
 					  .batch = 64,
-					  .nsignals = 2 * (uint32_t)c->nranks,
+					  .nsignals = 4 * (uint32_t)c->nranks,
 					  .gpu = gpu,
 					  .timeout_s = c->o->fab.timeout_s,
 					  .cuda_device = c->gpu};
@@ -115,13 +115,19 @@ static void close_side(struct mside *sd, int failed)
 }
 
 /* The producers' counters (moe_work.h): per proxy thread, one per destination, one for the
- * phase's end and one per piece either phase can have. */
+ * leg's end and one per piece any leg can have. */
 static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
 {
-	int64_t d = st->plan.dispatch.items / eb_moe_piece(c, st, 0);
-	int64_t b = st->plan.combine.items / eb_moe_piece(c, st, 1);
+	int64_t most = 0;
+	int ph, leg;
 
-	return (d > b ? d : b) + c->nranks + 1;
+	for (ph = 0; ph < 2; ph++)
+		for (leg = 0; leg < st->plan.nlegs; leg++) {
+			int64_t n = st->plan.leg[ph][leg].items / eb_moe_piece(c, st, ph);
+
+			most = n > most ? n : most;
+		}
+	return most + c->nranks + 1;
 }
 
 static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
@@ -132,12 +138,12 @@ static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
 static int alloc_state(struct eb_ctx *c, struct mstate *st)
 {
 	size_t n = (size_t)c->nranks;
-	uint64_t big = st->plan.src_len > st->plan.dst_len ? st->plan.src_len : st->plan.dst_len;
+	/* host images of both regions, for filling and checking GPU memory */
+	uint64_t big = st->plan.src_len + st->plan.dst_len;
 	size_t hidden = (size_t)st->plan.out_bytes / 2;
 
-	/* a host image of a region, for checking GPU memory */
-	st->block = eb_arrays(&st->expect, 2 * n, sizeof(*st->expect), &st->vals, hidden,
-			      sizeof(*st->vals), &st->sum, 2 * hidden, sizeof(*st->sum),
+	st->block = eb_arrays(&st->expect, 4 * n, sizeof(*st->expect), &st->vals, hidden,
+			      sizeof(*st->vals), &st->sum, 3 * hidden, sizeof(*st->sum),
 			      &st->tickets, tickets_of(c, st), sizeof(*st->tickets), &st->host,
 			      c->mem == EB_MEM_DEVICE ? (size_t)big : 0, (size_t)1, NULL);
 	if (eb_a2av_init(&st->a2a, c->e, c->nranks, c->chunk, c->window) != EB_OK ||
@@ -255,12 +261,83 @@ static void spoil_keys(struct mstate *st)
 			regs[i]->rkeys[j].key ^= 0x5a5a5a5a5a5aull;
 }
 
+/* Whether same-host peers are reached by stores: --intra, else unless staged (the fabric
+ * then moves bounce buffers). Some host must hold two ranks; every rank decides alike. */
+static int by_stores(const struct mstate *st, const struct eb_ctx *c)
+{
+	return st->mo->intra != MOE_INTRA_FABRIC && !c->staged && st->hosts.most > 1;
+}
+
+/* The routing, the hosts and this rank's plan. */
+static int lay_out(struct eb_ctx *c, struct mstate *st)
+{
+	const struct mopts *mo = st->mo;
+	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
+	int rc = eb_moe_hosts_build(&st->hosts, c->boot, c->rank, c->nranks, mo->hosts,
+				    eb_engine_deadline(c->e));
+
+	if (rc == EB_OK && mo->mode == EB_MOE_NORMAL && st->hosts.per == 0) {
+		if (c->rank == 0)
+			eb_err("--mode normal forwards a token to the rank of the same local index "
+			       "on each host: these %d hosts hold different numbers of ranks",
+			       st->hosts.n);
+		rc = EB_EINVAL;
+	}
+	rc = rc != EB_OK ? rc : eb_route_build(&st->rt, &mo->spec, &sh);
+	return rc != EB_OK ? rc
+			   : eb_moe_plan_build(&st->plan, &st->rt, &st->hosts, c->rank, mo->mode,
+					       by_stores(st, c), token_bytes(mo),
+					       2ull * (uint64_t)mo->hidden,
+					       mo->preset == MOE_PREFILL);
+}
+
+/* The regions (the destination shared with same-host peers when they store into it), the
+ * baseline's registrations, the peers' mappings and each initiator's proxy threads. */
+static int regions(struct eb_ctx *c, struct mstate *st)
+{
+	int i, rc = by_stores(st, c)
+			? eb_payload_alloc_shared(c, &st->dst, st->plan.dst_len,
+						  "the moe destination region")
+			: eb_payload_alloc(c, &st->dst, st->plan.dst_len,
+					   "the moe destination region");
+
+	rc = rc != EB_OK ? rc
+			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	rc = rc != EB_OK ? rc : eb_moe_peers_open(c, st, by_stores(st, c));
+	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
+		if (st->inits & (1u << i))
+			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
+	if (rc == EB_OK && c->o->corrupt_key && c->rank == 0)
+		spoil_keys(st);
+	return rc;
+}
+
+#ifdef EB_HAVE_CUDA
+/* Each leg's item arrays in GPU memory: for GPU producers, and for CPU producers' copies of
+ * GPU memory. */
+static int to_gpu(struct eb_ctx *c, struct mstate *st)
+{
+	int ph, leg, rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
+
+	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+		for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
+			struct eb_moe_phase h = eb_moe_host_phase(c, st, ph, leg);
+
+			rc = eb_mk_upload(&h, c->nranks, st->plan.leg[ph][leg].items,
+					  st->plan.leg[ph][leg].refs, &st->dev[ph][leg]);
+		}
+	st->have_dev = rc == EB_OK;
+	return rc;
+}
+#endif
+
 int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 {
-	struct eb_moe_shape sh = {c->nranks, mo->tokens, mo->topk, mo->experts, (uint64_t)mo->seed};
 	unsigned inits = initiators(c, mo);
 	struct mstate *st;
-	int i, rc = check_ranks(mo, c->nranks, c->rank == 0);
+	int rc = check_ranks(mo, c->nranks, c->rank == 0);
 
 	if (rc != EB_OK)
 		return rc;
@@ -273,29 +350,13 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 	st->rx = default_rx(c, mo, inits, st->nq);
 	st->blocks = gpu_blocks(c, mo, inits);
 	st->npx = st->nq * (1 + st->rx);
-	rc = eb_route_build(&st->rt, &mo->spec, &sh);
-	if (rc != EB_OK)
-		return rc;
-	rc = eb_moe_plan_build(&st->plan, &st->rt, c->rank, token_bytes(mo),
-			       2ull * (uint64_t)mo->hidden);
+	rc = lay_out(c, st);
 	rc = rc != EB_OK ? rc : alloc_state(c, st);
-	rc = rc != EB_OK ? rc
-			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");
-	rc = rc != EB_OK
-		 ? rc
-		 : eb_payload_alloc(c, &st->dst, st->plan.dst_len, "the moe destination region");
-	/* The baseline's registrations, on the harness's engine. */
-	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
-	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
-	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
-		if (inits & (1u << i))
-			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
-	if (rc == EB_OK && c->o->corrupt_key && c->rank == 0)
-		spoil_keys(st);
+	rc = rc != EB_OK ? rc : regions(c, st);
 	st->w = (struct eb_moe_work){.nq = st->nq,
 				     .rank = c->rank,
 				     .ranks = c->nranks,
-				     .coalesce = mo->preset == MOE_PREFILL,
+				     .coalesce = mo->preset == MOE_PREFILL && mo->mode != EB_MOE_LL,
 				     .npieces = pieces_of(c, st),
 				     .src = eb_payload_at(&st->src, 0),
 				     .dst = eb_payload_at(&st->dst, 0)};
@@ -304,19 +365,8 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 		st->w.gather = eb_mk_gather;
 		st->w.sync = eb_mk_sync;
 	}
-	/* The item arrays in GPU memory: for GPU producers, and for CPU producers' copies of
-	 * GPU memory. */
-	if (rc == EB_OK && ((inits & (1u << INIT_GPU)) || st->w.gather != NULL)) {
-		struct eb_moe_phase d = eb_moe_host_phase(c, st, 0);
-		struct eb_moe_phase b = eb_moe_host_phase(c, st, 1);
-
-		rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
-		if (rc == EB_OK)
-			rc = eb_mk_upload(&d, c->nranks, st->plan.dispatch.items, &st->dev[0]);
-		if (rc == EB_OK)
-			rc = eb_mk_upload(&b, c->nranks, st->plan.combine.items, &st->dev[1]);
-		st->have_dev = rc == EB_OK;
-	}
+	if (rc == EB_OK && ((inits & (1u << INIT_GPU)) || st->w.gather != NULL))
+		rc = to_gpu(c, st);
 #endif
 	return rc;
 }
@@ -325,19 +375,25 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
 
+	int ph, leg;
+
 	close_side(&st->side[INIT_GPU], failed);
 	close_side(&st->side[INIT_CPU], failed);
 #ifdef EB_HAVE_CUDA
-	if (st->have_dev) {
-		eb_mk_free(&st->dev[0]);
-		eb_mk_free(&st->dev[1]);
-	}
+	for (ph = 0; ph < 2 && st->have_dev; ph++)
+		for (leg = 0; leg < st->plan.nlegs; leg++)
+			eb_mk_free(&st->dev[ph][leg]);
 	eb_mk_free_tickets(st->tickets_dev);
+#else
+	(void)ph;
+	(void)leg;
 #endif
+	eb_moe_peers_close(st);
 	eb_a2av_fini(&st->a2a);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
 	eb_moe_plan_free(&st->plan);
+	eb_moe_hosts_free(&st->hosts);
 	eb_route_free(&st->rt);
 	free(st->block);
 }

@@ -6,6 +6,7 @@
 #define EB_BENCH_MOE_STATE_H
 
 #include "harness/bench.h"
+#include "moe_hosts.h"
 #include "moe_plan.h"
 #include "moe_pool.h"
 #include "moe_route.h"
@@ -21,10 +22,12 @@ enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
 #define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV))
 
 struct mopts {
-	int preset, dtype;
+	int preset, dtype, mode; /* mode: EB_MOE_*, -1 until the preset's is chosen */
 	int tokens, hidden, topk, experts; /* 0: the preset's */
 	const char *route;
 	long seed;
+	int hosts;	   /* --hosts N: N emulated hosts of consecutive ranks (0: by host name) */
+	int intra;	   /* MOE_INTRA_*: how same-host peers are reached */
 	int proxy_threads; /* 0: one per NIC used */
 	int rx_threads;	   /* a receiving thread beside each proxy thread: asked for */
 	int no_rx_threads; /* none, asked for (neither: where the cores allow) */
@@ -33,6 +36,21 @@ struct mopts {
 	unsigned initiators;
 	int inits_given; /* --initiators on the command line (else: all that can run here) */
 	struct eb_route_spec spec;
+};
+
+enum { MOE_INTRA_AUTO, MOE_INTRA_IPC, MOE_INTRA_FABRIC };
+
+/* Same-host peers reached by stores: their destination regions and flag words mapped here,
+ * as this process's CPU and GPU reach them ([ranks], NULL where a peer is not). */
+struct mpeers {
+	struct eb_mem flags;   /* this rank's flag words: [leg][source][proxy thread] */
+	struct eb_mem *mem;    /* [2 ranks]: each peer's destination region, then flag words */
+	void *block;	       /* the arrays below */
+	char **cpu, **gpu;     /* a peer's destination region */
+	uint64_t **fcpu, **fgpu; /* its flag words */
+	char **gpu_dev;	       /* gpu and fgpu copied to GPU memory, for GPU producers */
+	uint64_t **fgpu_dev;
+	int n;		       /* peers mapped */
 };
 
 /* One initiator's proxy threads, each on an engine of its own (the harness's engine is the
@@ -50,21 +68,24 @@ struct mstate {
 	const struct mopts *mo;
 	unsigned inits; /* the initiators this run measures (INIT_* bits) */
 	struct eb_route rt;
+	struct eb_moe_hosts hosts;
 	struct eb_moe_plan plan;
 	struct eb_payload src, dst; /* regions as the plan lays them out */
+	struct mpeers peers;
 	int nq;			    /* proxy threads per initiator */
 	int rx;			    /* a receiving thread beside each proxy thread */
 	int blocks;		    /* GPU producers: blocks per rank */
 	int npx;		    /* and receiving threads: nq, or 2 nq */
 	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
-	struct eb_moe_phase dev[2]; /* dispatch and combine item arrays on the GPU */
+	struct eb_moe_phase dev[2][2]; /* each leg's item arrays on the GPU */
 	int have_dev;
 	struct eb_moe_pool *pool;
 	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
 	int producers;			 /* of the current initiator */
 	void *block;	    /* expect, host, vals, sum and tickets, one allocation */
-	uint64_t *expect;   /* [2][ranks] signal sums awaited per source (cumulative) */
+	uint64_t *expect;   /* [phase][leg][ranks] signal sums awaited per source (cumulative) */
+	uint64_t runs[2][2]; /* each leg's runs so far: what same-host flags are set to */
 	struct eb_a2av a2a; /* the baseline's writes and what it awaits (cumulative) */
 	char *host;	    /* a host copy of a region for checking GPU memory */
 	uint16_t *vals;	    /* an expert output as bf16, for filling and checking */
@@ -117,10 +138,16 @@ int eb_moe_end(struct eb_ctx *c, int failed);
 int eb_moe_iter(struct eb_ctx *c);
 /* Puts this initiator's proxy threads have started so far (0 for the a2av). */
 uint64_t eb_moe_puts(const struct mstate *st);
-/* A phase's items for the producers (host arrays), and how many a packed write holds at
- * most: a piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
-struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which);
+/* A leg's items for the producers (host arrays), and how many a packed write holds at most: a
+ * piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
+struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which,
+				      int leg);
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
+/* moe_peers.c: same-host peers' destination regions and flag words mapped here (map: every
+ * rank exports, then maps its same-host peers', collective; else none, every peer NULL), and
+ * the mappings closed. */
+int eb_moe_peers_open(struct eb_ctx *c, struct mstate *st, int map);
+void eb_moe_peers_close(struct mstate *st);
 /* moe_data.c: fill what goes out and poison what comes in; count what arrived wrong. */
 int eb_moe_prepare(struct eb_ctx *c);
 int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong);
