@@ -27,7 +27,7 @@ Every subcommand's JSON is recognised by its "bench" (in "settings" or at the to
                            initiator's slowest rank outlined in red (and named in the legend)
       STEM-traffic-tokens.png     rows source rank, columns destination rank, tokens sent
       STEM-traffic-selections.png the same, expert selections (the diagonal stays on its rank)
-      STEM-summary.png     wire GB/s and sel GB/s per (initiator, phase), x a2av above the bars
+      STEM-summary.png     fabric GB/s and sel GB/s per (initiator, phase), x a2av above the bars
 
 Beside each PNG, STEM-KIND.data.json lists what was drawn: {"series": {label: [[x, y], ...]}}
 (heat maps also "x", "y", "z" and "marked"; ipc's "panels", one per size; moe's per-rank bars
@@ -622,10 +622,12 @@ def in_order(found, canonical):
 def plot_moe(out, stem, doc):
     plt = out.plt
     res = doc.get("results", [])
+    # Files before the modes name the fabric's bytes "wire".
+    fab = "fabric_GBps" if res and "fabric_GBps" in res[0] else "wire_GBps"
     if not res or not all(k in r for r in res for k in ("initiator", "phase", "p50_us", "p99_us",
-                                                         "ranks", "wire_GBps", "sel_GBps")):
+                                                         "ranks", fab, "sel_GBps")):
         raise ValueError("moe JSON without results (initiator, phase, p50_us, p99_us, ranks, "
-                         "wire_GBps, sel_GBps)")
+                         "fabric_GBps, sel_GBps)")
     traffic = doc.get("traffic") or []
     n = doc.get("ranks") or (1 + max([e["rank"] for r in res for e in r["ranks"]]
                                      + [max(t["src"], t["dst"]) for t in traffic]))
@@ -745,11 +747,11 @@ def plot_moe(out, stem, doc):
             "sent_to_others": sent, "received": got, "series": series,
         })
 
-    # Summary: wire and sel GB/s per (initiator, phase), a panel each.
+    # Summary: fabric and sel GB/s per (initiator, phase), a panel each.
     fig, axes = plt.subplots(1, 2, figsize=(max(10, 3 + 1.3 * len(phases) * len(inits)), 5))
     series, vals = {}, {}
     width = 0.8 / len(inits)
-    for ax, key, what in ((axes[0], "wire_GBps", "wire GB/s: bytes to other ranks / p50"),
+    for ax, key, what in ((axes[0], fab, "fabric GB/s: bytes through the fabric / p50"),
                           (axes[1], "sel_GBps", "sel GB/s: selections × bytes / p50")):
         ax.grid(True, axis="y", alpha=0.3)
         vals[key] = {}
@@ -763,7 +765,7 @@ def plot_moe(out, stem, doc):
             for ph, b, y in zip(ps, bars, ys):
                 r = row[(i, ph)]
                 txt = f"{y:.3g}"
-                if key == "wire_GBps" and i != "a2av" and r.get("vs_a2av") is not None \
+                if key == fab and i != "a2av" and r.get("vs_a2av") is not None \
                         and "a2av" in inits:
                     txt += f"\n×{r['vs_a2av']:.2f}"
                 if r.get("wrong"):
@@ -779,7 +781,7 @@ def plot_moe(out, stem, doc):
         ax.set_xlim(-0.6, len(phases) - 0.4)
         ax.set_ylim(0, top * 1.4 or 1)  # room for the values and the legend
         ax.set_xlabel("Phase (pair = dispatch then combine)")
-        ax.set_ylabel(key.replace("_GBps", "") + " GB/s (mean over ranks)")
+        ax.set_ylabel(("fabric" if key == fab else "sel") + " GB/s (mean over ranks)")
         ax.set_title(what, fontsize=9)
     axes[0].legend(fontsize=8, loc="upper left", ncol=len(inits))
     fig.suptitle(f"{who}: bandwidth per initiator and phase"
@@ -790,7 +792,7 @@ def plot_moe(out, stem, doc):
     out.save(fig, f"{stem}-summary", {
         "kind": "bar", "title": f"{who}: bandwidth per initiator and phase",
         "xlabel": "phase", "ylabel": "GB/s", "x": phases, "series": series,
-        "wire_GBps": vals["wire_GBps"], "sel_GBps": vals["sel_GBps"],
+        "fabric_GBps": vals[fab], "sel_GBps": vals["sel_GBps"],
         "vs_a2av": {i: {ph: row[(i, ph)].get("vs_a2av") for ph in phases if (i, ph) in row}
                     for i in inits},
     })

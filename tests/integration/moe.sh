@@ -32,79 +32,33 @@ run() {
 	piece=${piece/M/*1048576}
 	run_ok "efabench moe $*" timeout 300 "$EFABENCH" moe -q --timeout 30 --json "$WORK/out.json" "$@"
 	grep -q "Out of bounds values : 0 OK" "$WORK/out" || fail "wrong words"
-	python3 - "$WORK/out.json" "$want" "$rx" "$((piece))" <<'PY' || fail "JSON report does not check out"
-import json, sys
-d = json.load(open(sys.argv[1]))
-want = sys.argv[2].split(",")
-s, res = d, d["results"]
-n = s["ranks"]
-tm = {(t["src"], t["dst"]): t for t in s["traffic"]}
-assert len(tm) == n * n
-# Selections and bytes per rank, from the traffic matrix.
-sel = [sum(tm[r, x]["selections"] for x in range(n)) for r in range(n)]
-wire_d = [sum(tm[r, x]["tokens"] for x in range(n) if x != r) * s["token_bytes"] for r in range(n)]
-wire_c = [sum(tm[x, r]["selections"] for x in range(n) if x != r) * s["output_bytes"] for r in range(n)]
-sel_b = {"dispatch": sum(sel) / n * s["token_bytes"], "combine": sum(sel) / n * s["output_bytes"]}
-wire = {"dispatch": sum(wire_d) / n, "combine": sum(wire_c) / n}
-for m in (sel_b, wire):
-    m["pair"] = m["dispatch"] + m["combine"]
-if s["routing"] != "file" and not s["routing"].startswith("file:"):
-    assert all(x == s["tokens"] * s["topk"] for x in sel), sel
-assert sorted({r["initiator"] for r in res}) == sorted(want), {r["initiator"] for r in res}
-base = {r["phase"]: r["p50_us"] for r in res if r["initiator"] == "a2av"}
-for r in res:
-    t = r["p50_us"] * 1e-6
-    assert r["wrong"] == 0 and t > 0, r
-    assert r["fastest_p50_us"] <= r["p50_us"] <= r["p99_us"], r
-    assert len(r["ranks"]) == n and max(x["p50_us"] for x in r["ranks"]) == r["p50_us"]
-    assert r["ranks"][r["slowest_rank"]]["p50_us"] == r["p50_us"]
-    assert r["ranks"][r["slowest_rank"]]["p99_us"] == r["p99_us"], r
-    # Iterations start together, so the slowest rank of each is at least the slowest by p50.
-    assert r["p50_us"] <= r["each_max_p50_us"] <= r["each_max_p99_us"], r
-    assert abs(r["sel_GBps"] - sel_b[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["sel_GBps"]), r
-    assert abs(r["wire_GBps"] - wire[r["phase"]] / t / 1e9) <= 1e-6 * max(1, r["wire_GBps"]), r
-    assert abs(r["mwrites_per_s"] - r["writes"] / t / 1e6) <= 1e-6 * max(1, r["mwrites_per_s"]), r
-    if r["phase"] in base:
-        assert abs(r["vs_a2av"] - r["p50_us"] / base[r["phase"]]) <= 1e-6 * r["vs_a2av"], r
-# Writes per rank to other ranks (mean): the baseline one per nonempty pair; decode one per
-# (token, destination); prefill each proxy thread's share (of those with producers) in writes
-# of a piece's worth at most (--piece, else --chunk), whatever the number of producers packing it.
-def writes(r, phase):
-    tot = 0
-    for (a, b), t in tm.items():
-        m = t["tokens"] if a != b else 0
-        if r["initiator"] == "a2av":
-            tot += m > 0
-        elif s["preset"] == "decode":
-            tot += m
-        else:
-            piece = max(1, s["piece"] // s["token_bytes" if phase == "dispatch" else "output_bytes"])
-            Q = min(s["proxy_threads"], r["producers"])
-            tot += sum(-(-(m * (q + 1) // Q - m * q // Q) // piece) for q in range(Q))
-    return tot / n
-for r in res:
-    want = sum(writes(r, ph) for ph in ("dispatch", "combine") if r["phase"] in (ph, "pair"))
-    assert abs(r["writes"] - want) <= 1e-9 * max(1, want), (r["writes"], want, r)
-# Receiving threads: as asked, or by default one per proxy thread or none (checked below).
-rx = {"0": [0], "1": [1], "auto": [0, 1]}[sys.argv[3]]
-assert s["rx_threads"] in [x * s["proxy_threads"] for x in rx], (s["rx_threads"], sys.argv[3])
-assert s["piece"] == (int(sys.argv[4]) or s["chunk"]), (s["piece"], s["chunk"], sys.argv[4])
-print("JSON: %d rows, sel/wire/x a2av as defined" % len(res))
-PY
+	python3 "$(dirname "$0")/moe_check.py" "$WORK/out.json" "$want" "$rx" "$((piece))" ||
+		fail "JSON report does not check out"
 }
 
 case "$mode" in
 routes)
 	prov=$2 np=$3
 	cpu=cpu,a2av
-	for route in uniform groups:2 hot:1,4 lognormal:1; do
-		run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
-			--route $route -n 3 -w 1
-	done
+	# Every routing and every mode, on one host and on hosts emulated by --hosts (same-host
+	# peers by stores into shared memory, or the fabric with --intra fabric), decode and
+	# prefill shapes.
+	small="--tokens 24 --hidden 256 --experts 16 -n 3 -w 1"
+	run $cpu --np "$np" --provider "$prov" $small --route uniform
+	run $cpu --np "$np" --provider "$prov" $small --route groups:2 --hosts 2
+	grep -q "hosts: 2  (emulated" "$WORK/out" || fail "the header does not say the hosts"
+	run $cpu --np "$np" --provider "$prov" $small --route hot:1,4 --mode rank --hosts 2
+	run $cpu --np "$np" --provider "$prov" $small --route lognormal:1 --mode normal --hosts 2
+	run $cpu --np "$np" --provider "$prov" $small --mode normal --hosts "$np" --intra fabric
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
-		--dtype fp8 -n 2 -w 1
+		--dtype fp8 --hosts 2 -n 2 -w 1
+	grep -q "legs per phase: 2" "$WORK/out" || fail "normal across hosts is not two legs"
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
 		--route hot:0,3 --proxy-threads 2 --producers 3 -n 2 -w 1 --check
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
+		--mode rank --hosts 2 --proxy-threads 2 -n 2 -w 1 --check
+	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 64 --hidden 384 \
+		--mode ll --hosts 2 --intra fabric -n 2 -w 1
 	# Proxy threads that only post, each beside a thread receiving what peers write here.
 	run $cpu --np "$np" --provider "$prov" --tokens 24 --hidden 256 --experts 16 \
 		--route hot:1,4 --proxy-threads 2 --rx-threads -n 3 -w 1 --check
@@ -131,11 +85,11 @@ PY
 		--rx-threads --producers 2 -n 2 -w 1 --check
 	# Shares cut into writes of a chunk's worth (4 tokens), packed and put in turn.
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
-		--chunk 4K --producers 2 -n 2 -w 1 --check
+		--chunk 4K --producers 2 --hosts 2 -n 2 -w 1 --check
 	# --piece cuts the producers' writes (3 tokens); the a2av keeps the chunk.
 	run $cpu --np "$np" --provider "$prov" --preset prefill --tokens 96 --hidden 512 \
-		--chunk 64K --piece 3K --producers 2 -n 2 -w 1 --check
-	grep -q "in writes of 3 tokens (dispatch) or 3 outputs" "$WORK/out" || fail "no piece in the header"
+		--chunk 64K --piece 3K --producers 2 --intra fabric -n 2 -w 1 --check
+	grep -q "in writes of 3 tokens (dispatch) or 3 rows" "$WORK/out" || fail "no piece in the header"
 	# Rank 1 receives nothing; rank 0 sends nothing to anyone but itself.
 	python3 - "$np" >"$WORK/matrix" <<'PY'
 import sys
@@ -195,7 +149,9 @@ refuse)
 		"--route file:$WORK/short" "--route file:$WORK/word" "--route file:$WORK/none" \
 		"--proxy-threads 0" "--route hot:2,4" "--route groups:3" "--route zipf" \
 		"--mem device --staged --stage-serial" "--staged" "-e 1M" "--producers 0" "--piece 0" "--piece 4K" \
-		"--rx-threads --no-rx-threads" "--phases 3" "--initiators gpu --mem host"; do
+		"--rx-threads --no-rx-threads" "--phases 3" "--initiators gpu --mem host" "--hosts 3" \
+		"--mode bogus" "--intra nvlink" "--mode ll --preset prefill --piece 1M" \
+		"--intra ipc --mem device --staged"; do
 		# shellcheck disable=SC2086
 		timeout 60 "$EFABENCH" moe --np 2 --provider shm $args -v >"$WORK/out" 2>"$WORK/err"
 		rc=$?

@@ -246,7 +246,7 @@ for ph in ("dispatch", "combine", "pair"):
     assert "hot:1,3" in d["title"] and "3 ranks" in d["title"], d["title"]
 s = D("moe-summary")
 for r in res:
-    assert s["wire_GBps"][r["initiator"]][r["phase"]] == r["wire_GBps"]
+    assert s["fabric_GBps"][r["initiator"]][r["phase"]] == r["fabric_GBps"]
     assert s["sel_GBps"][r["initiator"]][r["phase"]] == r["sel_GBps"]
 assert s["x"] == ["dispatch", "combine", "pair"], s["x"]
 assert "provider: shm" in s["stamp"], s["stamp"]

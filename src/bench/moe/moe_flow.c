@@ -114,3 +114,26 @@ void eb_moe_areas(struct eb_moe_plan *p, const struct eb_route *rt)
 		}
 	p->dst_len = off;
 }
+
+int eb_moe_path(const struct eb_moe_plan *p, int from, int to)
+{
+	if (from == to)
+		return EB_PATH_OWN;
+	return p->intra && eb_moe_same_host(p->hosts, from, to) ? EB_PATH_INTRA : EB_PATH_FABRIC;
+}
+
+void eb_moe_moved(const struct eb_moe_plan *p, const struct eb_route *rt, int phase, int r,
+		  uint64_t bytes[3], int64_t items[3])
+{
+	int leg, d, k;
+
+	for (k = 0; k < 3; k++)
+		bytes[k] = 0, items[k] = 0;
+	for (leg = 0; leg < p->nlegs; leg++)
+		for (d = 0; d < p->ranks; d++) {
+			struct eb_moe_flow f = eb_moe_flow(p, rt, phase, leg, r, d);
+
+			bytes[eb_moe_path(p, r, d)] += f.bytes;
+			items[eb_moe_path(p, r, d)] += f.items;
+		}
+}

@@ -471,6 +471,7 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 				  .ranks = rt->ranks,
 				  .mode = mode,
 				  .split_out = split_out,
+				  .intra = intra,
 				  .hosts = h,
 				  .tokens = rt->tokens,
 				  .tok_bytes = tok_bytes,
@@ -481,9 +482,7 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 	if (rc != EB_OK)
 		goto fail;
 	for (d = 0; d < p->ranks; d++)
-		p->path[d] = d == rank				       ? EB_PATH_OWN
-			     : intra && eb_moe_same_host(h, rank, d) ? EB_PATH_INTRA
-								     : EB_PATH_FABRIC;
+		p->path[d] = (int8_t)eb_moe_path(p, rank, d);
 	serve(p, rt);
 	eb_moe_areas(p, rt);
 	lay_out_source(p, rt);

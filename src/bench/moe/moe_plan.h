@@ -69,6 +69,7 @@ struct eb_moe_staged {
 struct eb_moe_plan {
 	int rank, ranks, mode, nlegs, tokens;
 	int split_out; /* rank mode: each output an item (packed writes cut by --piece) */
+	int intra;     /* same-host peers reached by stores */
 	const struct eb_moe_hosts *hosts;
 	uint64_t tok_bytes, out_bytes;
 	int8_t *path;	 /* [ranks] how this rank reaches each (EB_PATH_*) */
@@ -101,6 +102,12 @@ struct eb_moe_flow {
 };
 struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
 			       int phase, int leg, int from, int to);
+
+/* How rank `from` reaches `to` (EB_PATH_*), and what rank r moves in a phase, every leg,
+ * by path: bytes and items. */
+int eb_moe_path(const struct eb_moe_plan *p, int from, int to);
+void eb_moe_moved(const struct eb_moe_plan *p, const struct eb_route *rt, int phase, int r,
+		  uint64_t bytes[3], int64_t items[3]);
 
 /* This rank's plan; EB_ENOMEM after one line, EB_EPROTO after one line where its items
  * disagree with eb_moe_flow. */

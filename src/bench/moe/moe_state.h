@@ -97,7 +97,7 @@ struct mstate {
 	double base[PH_N];  /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
 };
 
-#define EB_MOE_NCOLS 11
+#define EB_MOE_NCOLS 12
 extern const char *const eb_moe_init_name[];
 extern const char *const eb_moe_phase_name[];
 extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
