@@ -319,9 +319,10 @@ static void serve(struct rdv *r, struct eb_hub *hub)
 		if (by != 0 && eb_now_ns() > by) {
 			for (i = 0; i < hub->n; i++)
 				if (hub->r[i].state == EB_HUB_LIVE)
-					eb_err("rendezvous: rank %d still had not left %.0f s after "
-					       "rank 0 finished; giving up on it",
-					       i, r->o.timeout_s + 5.0);
+					eb_err(
+					    "rendezvous: rank %d still had not left %.0f s after "
+					    "rank 0 finished; giving up on it",
+					    i, r->o.timeout_s + 5.0);
 			break;
 		}
 	}

@@ -454,7 +454,8 @@ static int wait_batch(struct eb_ik_timer *t, int nops, int b, uint64_t deadline)
 		while ((err = cudaEventQuery(t->ev[s * (t->max_batch + 1) + b])) ==
 		       cudaErrorNotReady) {
 			if (host_ns() > deadline) {
-				eb_err("GPU work did not finish within the deadline (stream %d)", s);
+				eb_err("GPU work did not finish within the deadline (stream %d)",
+				       s);
 				return EB_ETIMEDOUT;
 			}
 			sched_yield();
@@ -499,12 +500,14 @@ static int enqueue(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, 
 			rc = eb_cuda_check(cudaGetLastError(), "gate kernel");
 		}
 		for (i = 0; i < b && rc == 0; i++) {
-			rc = eb_cuda_check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");
+			rc =
+			    eb_cuda_check(cudaEventRecord(ev[i], t->streams[s]), "cudaEventRecord");
 			if (rc == 0)
 				rc = launch(t, s, &ops[s], timeout_ns);
 		}
 		if (rc == 0)
-			rc = eb_cuda_check(cudaEventRecord(ev[b], t->streams[s]), "cudaEventRecord");
+			rc =
+			    eb_cuda_check(cudaEventRecord(ev[b], t->streams[s]), "cudaEventRecord");
 	}
 	*queued = s;
 	return rc;
@@ -530,7 +533,8 @@ static int batch_samples(struct eb_ik_timer *t, int nops, int b, double *samples
 		float a = 0, z = 0;
 		cudaEvent_t *ev = t->ev + s * (t->max_batch + 1);
 
-		rc = eb_cuda_check(cudaEventElapsedTime(&a, t->ev[0], ev[0]), "cudaEventElapsedTime");
+		rc = eb_cuda_check(cudaEventElapsedTime(&a, t->ev[0], ev[0]),
+				   "cudaEventElapsedTime");
 		if (rc == 0)
 			rc = eb_cuda_check(cudaEventElapsedTime(&z, t->ev[0], ev[b]),
 					   "cudaEventElapsedTime");
@@ -566,8 +570,9 @@ int eb_ik_run(struct eb_ik_timer *t, const struct eb_ik_op *ops, int nops, long 
 		rc2 = wait_batch(t, queued, b, host_ns() + timeout_ns);
 		rc = rc != 0 ? rc : rc2;
 		if (rc == 0 && *(volatile uint32_t *)t->late_h != 0) {
-			eb_err("the gate kernel timed out: the host took longer than the deadline to "
-			       "enqueue a batch");
+			eb_err(
+			    "the gate kernel timed out: the host took longer than the deadline to "
+			    "enqueue a batch");
 			rc = EB_ETIMEDOUT;
 		}
 		if (rc == 0)

@@ -49,11 +49,12 @@ static int setup_stream(void)
 	rc = rc != 0 ? rc
 		     : eb_cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
 				     "cudaEventCreate");
-	return rc != 0 ? rc : eb_cuda_check(cudaMalloc((void **)&failed_d, sizeof(int)), "cudaMalloc");
+	return rc != 0 ? rc
+		       : eb_cuda_check(cudaMalloc((void **)&failed_d, sizeof(int)), "cudaMalloc");
 }
 
-extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items,
-			    int64_t refs, struct eb_moe_phase *dev)
+extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items, int64_t refs,
+			    struct eb_moe_phase *dev)
 {
 	size_t n = sizeof(uint64_t) * (size_t)items, n32 = sizeof(uint32_t) * (size_t)items;
 	size_t r = (size_t)refs;
@@ -160,8 +161,7 @@ __global__ void gather_kernel(struct eb_moe_work w, char *to, const uint64_t *to
 	}
 }
 
-extern "C" int eb_mk_gather(const struct eb_moe_work *w, char *to, int packed, int64_t a,
-			    int64_t b)
+extern "C" int eb_mk_gather(const struct eb_moe_work *w, char *to, int packed, int64_t a, int64_t b)
 {
 	struct eb_moe_work g = *w;
 	int64_t blocks = b - a < 128 ? b - a : 128;

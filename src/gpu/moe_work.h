@@ -33,13 +33,13 @@ struct eb_moe_phase {
 	const uint64_t *row_at;
 	const uint8_t *row_w; /* quarters */
 	uint64_t
-	    same; /* every item's length, the offsets stepping by it (dispatch); 0: they vary */
-	uint32_t sig;	/* word sig + this rank at the destination counts what this rank sent */
-	uint32_t flag;	/* a same-host peer's flag word flag + rank * EB_MOE_MAX_Q + q */
-	uint64_t seq;	/* the leg's runs so far, this one included: what a flag is set to */
-	int from_dst;	/* items are read from this rank's destination region */
-	int64_t piece;	/* packing: items per write at most (a chunk's worth), packed then put in
-			 * turn so that packing the next overlaps the last one's transfer */
+	    same;     /* every item's length, the offsets stepping by it (dispatch); 0: they vary */
+	uint32_t sig; /* word sig + this rank at the destination counts what this rank sent */
+	uint32_t flag; /* a same-host peer's flag word flag + rank * EB_MOE_MAX_Q + q */
+	uint64_t seq;  /* the leg's runs so far, this one included: what a flag is set to */
+	int from_dst;  /* items are read from this rank's destination region */
+	int64_t piece; /* packing: items per write at most (a chunk's worth), packed then put in
+			* turn so that packing the next overlaps the last one's transfer */
 };
 
 struct eb_moe_work {
@@ -237,8 +237,7 @@ EB_Q_FN uint16_t eb_moe_bf16(float f)
 }
 
 /* Item i summed into to: elements t, t + of, ... (a GPU block's threads, or one thread). */
-EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t,
-			uint64_t of)
+EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
 	const struct eb_moe_phase *ph = &w->ph;
 	const char *from = ph->from_dst ? w->dst : w->src;

@@ -663,14 +663,13 @@ static int alloc_tables(struct eb_proxy *p)
 	p->cap = 1ull << p->o.log2n;
 	p->ring = calloc(p->cap, sizeof(*p->ring));
 	p->x = eb_xfers_new(p->e, a * nch, p->o.window);
-	p->tables = eb_arrays(&p->one, (size_t)a, sizeof(*p->one), &p->armed, (size_t)a,
-			      sizeof(*p->armed), &p->nx, (size_t)a, sizeof(*p->nx), &p->left,
-			      (size_t)a, sizeof(*p->left), &p->owner, (size_t)a, sizeof(*p->owner),
-			      &p->posting, (size_t)a, sizeof(*p->posting), &p->free_groups,
-			      (size_t)a, sizeof(*p->free_groups), &p->out, (size_t)a,
-			      sizeof(*p->out), &p->in, (size_t)NRECV, sizeof(*p->in), &p->planned,
-			      (size_t)p->e->size, sizeof(*p->planned), &p->base, (size_t)p->e->size,
-			      sizeof(*p->base), NULL);
+	p->tables = eb_arrays(
+	    &p->one, (size_t)a, sizeof(*p->one), &p->armed, (size_t)a, sizeof(*p->armed), &p->nx,
+	    (size_t)a, sizeof(*p->nx), &p->left, (size_t)a, sizeof(*p->left), &p->owner, (size_t)a,
+	    sizeof(*p->owner), &p->posting, (size_t)a, sizeof(*p->posting), &p->free_groups,
+	    (size_t)a, sizeof(*p->free_groups), &p->out, (size_t)a, sizeof(*p->out), &p->in,
+	    (size_t)NRECV, sizeof(*p->in), &p->planned, (size_t)p->e->size, sizeof(*p->planned),
+	    &p->base, (size_t)p->e->size, sizeof(*p->base), NULL);
 	if (p->ring == NULL || p->x == NULL || p->tables == NULL) {
 		eb_err("out of memory for the proxy's tables");
 		return EB_ENOMEM;

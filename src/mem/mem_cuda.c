@@ -269,7 +269,8 @@ void eb_mem_gpu_caps(int gpu, int *dmabuf, int *gdr)
 
 int eb_mem_cuda_register(void *ptr, size_t len, void **dev_ptr, const char *what)
 {
-	cudaError_t err = cudaHostRegister(ptr, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
+	cudaError_t err =
+	    cudaHostRegister(ptr, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
 
 	if (err == cudaSuccess)
 		err = cudaHostGetDevicePointer(dev_ptr, ptr, 0);

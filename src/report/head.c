@@ -69,7 +69,7 @@ void eb_head_print(const struct eb_head *h)
 			col = 1;
 		}
 		eb_outf(f->label[0] ? "%s %s: %s" : "%s %s%s", col > 1 ? " " : "", f->label,
-		       f->value);
+			f->value);
 		col += len;
 	}
 	if (col > 0)

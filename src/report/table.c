@@ -57,7 +57,7 @@ void eb_table_row(struct eb_table *t)
 	eb_outf("|");
 	for (c = 0; c < t->ncols; c++)
 		eb_outf(t->col[c].left ? " %-*s |" : " %*s |", t->col[c].width,
-		       c < t->ncells ? t->cell[c] : "");
+			c < t->ncells ? t->cell[c] : "");
 	eb_outf("\n");
 	eb_out_flush();
 	t->ncells = 0;
@@ -66,6 +66,6 @@ void eb_table_row(struct eb_table *t)
 void eb_table_footer(uint64_t wrong)
 {
 	eb_outf("#\n# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
-	       wrong ? "FAILED" : "OK");
+		wrong ? "FAILED" : "OK");
 	eb_out_flush();
 }

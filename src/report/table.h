@@ -23,7 +23,6 @@ struct eb_table {
 /* Add a column; the width grows to fit the head. */
 void eb_table_col(struct eb_table *t, const char *head, int width, int left);
 
-
 void eb_table_head(const struct eb_table *t);
 
 /* Cells of the row being built, left to right, printf-style; eb_table_row prints it. */

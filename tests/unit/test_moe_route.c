@@ -360,8 +360,8 @@ static void fill(struct sim *m, int r)
 	for (t = 0; t < m->rt->tokens; t++) {
 		struct eb_pattern pt = {(uint32_t)r, (uint32_t)t, 1};
 
-		eb_pattern_fill(&pt, m->src[r] + p->x_off + (uint64_t)t * p->tok_bytes, p->tok_bytes,
-				0);
+		eb_pattern_fill(&pt, m->src[r] + p->x_off + (uint64_t)t * p->tok_bytes,
+				p->tok_bytes, 0);
 	}
 	for (j = 0; j < p->served; j++) {
 		const int32_t *x = eb_route_sel(m->rt, p->serve_src[j], p->serve_tok[j]);
@@ -408,9 +408,13 @@ static void run_leg(struct sim *m, int ph, int leg)
 					uint32_t r;
 
 					for (r = 0; r < g->rows[i]; r++)
-						acc += 0.25f * (float)g->row_w[g->first[i] + r] *
-						       f32(((const uint16_t *)(const void *)(
-							   from + g->row_at[g->first[i] + r]))[b]);
+						acc +=
+						    0.25f * (float)g->row_w[g->first[i] + r] *
+						    f32(((
+							const uint16_t
+							    *)(const void *)(from +
+									     g->row_at[g->first[i] +
+										       r]))[b]);
 					((uint16_t *)(void *)to)[b] = bf16(acc);
 				}
 			}
@@ -433,8 +437,9 @@ static void check_back(struct sim *m, int r, int t)
 			float want = 0;
 
 			for (j = 0; j < m->rt->width && x[j] >= 0; j++)
-				if (j == k || (p->back_sum[at + (size_t)k] &&
-					       p->back_at[at + (size_t)j] == p->back_at[at + (size_t)k]))
+				if (j == k ||
+				    (p->back_sum[at + (size_t)k] &&
+				     p->back_at[at + (size_t)j] == p->back_at[at + (size_t)k]))
 					want += (p->back_sum[at + (size_t)k]
 						     ? 0.25f * (float)eb_moe_weight_q(t, j)
 						     : 1.0f) *
@@ -482,8 +487,8 @@ static void check_landed(struct sim *m, int r, int ph)
 	for (i = 0; ph == 0 && i < p->nslots; i++) {
 		struct eb_pattern pt = {(uint32_t)p->slots[i].src, (uint32_t)p->slots[i].tok, 1};
 
-		m->bad += eb_pattern_check(&pt, m->dst[r] + p->slots[i].off, p->tok_bytes, 0,
-					   NULL) != 0;
+		m->bad +=
+		    eb_pattern_check(&pt, m->dst[r] + p->slots[i].off, p->tok_bytes, 0, NULL) != 0;
 	}
 	for (t = 0; ph == 1 && t < m->rt->tokens; t++)
 		check_back(m, r, t);

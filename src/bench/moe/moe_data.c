@@ -253,8 +253,8 @@ static uint64_t check_token(struct eb_ctx *c, struct mstate *st, const char *img
 			uint16_t v;
 
 			memcpy(&v, &got[i], sizeof(v));
-			st->sum[i] += (summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k)) *
-				      float_of(v);
+			st->sum[i] +=
+			    (summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k)) * float_of(v);
 		}
 	}
 	/* A wrong row makes its token's sum wrong too: a sum counts only where every row came

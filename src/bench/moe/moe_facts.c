@@ -63,7 +63,7 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 	eb_fact_bool(s, "hosts_emulated", NULL, h->emulated);
 	eb_fact_str(s, "intra", NULL, st->plan.intra ? "ipc" : "fabric");
 	eb_head_fact(&s->head, "same-host peers", "%s",
-		     !st->plan.intra		  ? "through the fabric"
+		     !st->plan.intra	       ? "through the fabric"
 		     : c->mem == EB_MEM_DEVICE ? "stores over NVLink (CUDA IPC)"
 					       : "stores into shared memory");
 	eb_fact_int(s, "legs", "legs per phase", st->plan.nlegs);
@@ -124,11 +124,12 @@ static void routing_facts(const struct eb_ctx *c, const struct mstate *st, struc
 static void thread_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
 	if (st->w.coalesce)
-		eb_fact_say(s, "fabric writes",
-			    "packed: a proxy thread's share of a destination's items, in writes of "
-			    "%lld tokens (dispatch) or %lld rows (combine) at most, made by all its "
-			    "producers",
-			    (long long)eb_moe_piece(c, st, 0), (long long)eb_moe_piece(c, st, 1));
+		eb_fact_say(
+		    s, "fabric writes",
+		    "packed: a proxy thread's share of a destination's items, in writes of "
+		    "%lld tokens (dispatch) or %lld rows (combine) at most, made by all its "
+		    "producers",
+		    (long long)eb_moe_piece(c, st, 0), (long long)eb_moe_piece(c, st, 1));
 	else
 		eb_fact_say(s, "fabric writes", "one per item (%s)",
 			    st->mo->mode == EB_MOE_LL ? "token and expert, output"

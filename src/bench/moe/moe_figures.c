@@ -14,10 +14,10 @@ const char *const eb_moe_phase_name[] = {"dispatch", "combine", "pair"};
 
 /* Bytes per rank and phase (means over ranks) that each figure divides by the time. */
 struct totals {
-	double sel[2];	      /* selections x bytes per token (or output) */
-	double fabric[2][2];  /* [producers, a2av]: through the fabric, every leg */
-	double rdma[2];	      /* DeepEP's: a token once per destination host, its own counted */
-	double nvl[2];	      /* DeepEP's: the tokens a rank ends up with, once each */
+	double sel[2];	       /* selections x bytes per token (or output) */
+	double fabric[2][2];   /* [producers, a2av]: through the fabric, every leg */
+	double rdma[2];	       /* DeepEP's: a token once per destination host, its own counted */
+	double nvl[2];	       /* DeepEP's: the tokens a rank ends up with, once each */
 	double a2av_writes[2]; /* the a2av's writes: one per leg and destination with bytes */
 };
 
@@ -46,11 +46,14 @@ static void totals_of(const struct mstate *st, int n, struct totals *tt)
 			double unit = (double)(ph ? pl->out_bytes : pl->tok_bytes) / n;
 
 			for (d = 0; d < n; d++) {
-				tt->sel[ph] += (double)rt->nsel[(size_t)r * (size_t)n + (size_t)d] * unit;
-				tt->nvl[ph] += (double)rt->count[(size_t)d * (size_t)n + (size_t)r] * unit;
+				tt->sel[ph] +=
+				    (double)rt->nsel[(size_t)r * (size_t)n + (size_t)d] * unit;
+				tt->nvl[ph] +=
+				    (double)rt->count[(size_t)d * (size_t)n + (size_t)r] * unit;
 				for (leg = 0; leg < pl->nlegs && d != r; leg++)
 					tt->a2av_writes[ph] +=
-					    (eb_moe_flow(pl, rt, ph, leg, r, d).bytes > 0) / (double)n;
+					    (eb_moe_flow(pl, rt, ph, leg, r, d).bytes > 0) /
+					    (double)n;
 			}
 			tt->rdma[ph] += (double)host_copies(st, r) * unit;
 			eb_moe_moved(pl, rt, ph, r, by, items);
@@ -172,16 +175,10 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 }
 
 const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
-    {"Initiator", "initiator", 9, 0, 1},
-    {"Phase", "phase", 8, 0, 1},
-    {"p50(us)", "p50_us", 10, 1, 0},
-    {"p99(us)", "p99_us", 10, 1, 0},
-    {"max/it", "each_max_p50_us", 10, 1, 0},
-    {"sel GB/s", "sel_GBps", 9, 2, 0},
-    {"fabric GB/s", "fabric_GBps", 11, 2, 0},
-    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
-    {"NVL GB/s", "nvl_GBps", 9, 2, 0},
-    {"x a2av", "vs_a2av", 7, 2, 0},
-    {"Mwr/s", "mwrites_per_s", 6, 3, 0},
-    {"#wrong", "wrong", 6, 0, 0},
+    {"Initiator", "initiator", 9, 0, 1},      {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},	      {"p99(us)", "p99_us", 10, 1, 0},
+    {"max/it", "each_max_p50_us", 10, 1, 0},  {"sel GB/s", "sel_GBps", 9, 2, 0},
+    {"fabric GB/s", "fabric_GBps", 11, 2, 0}, {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
+    {"NVL GB/s", "nvl_GBps", 9, 2, 0},	      {"x a2av", "vs_a2av", 7, 2, 0},
+    {"Mwr/s", "mwrites_per_s", 6, 3, 0},      {"#wrong", "wrong", 6, 0, 0},
 };

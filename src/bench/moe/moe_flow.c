@@ -75,14 +75,15 @@ static struct eb_moe_flow combine_flow(const struct eb_moe_plan *p, const struct
 	return (struct eb_moe_flow){rows, (uint64_t)rows * p->out_bytes};
 }
 
-struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
-			       int phase, int leg, int from, int to)
+struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int phase,
+			       int leg, int from, int to)
 {
-	return phase == 0 ? dispatch_flow(p, rt, leg, from, to) : combine_flow(p, rt, leg, from, to);
+	return phase == 0 ? dispatch_flow(p, rt, leg, from, to)
+			  : combine_flow(p, rt, leg, from, to);
 }
 
-uint64_t eb_moe_in_base(const struct eb_moe_plan *p, const struct eb_route *rt, int phase,
-			int leg, int writer, int d)
+uint64_t eb_moe_in_base(const struct eb_moe_plan *p, const struct eb_route *rt, int phase, int leg,
+			int writer, int d)
 {
 	uint64_t off = p->in_off[phase][leg];
 	int w;

@@ -53,8 +53,8 @@ static int index_locals(struct eb_moe_hosts *h)
 	return EB_OK;
 }
 
-int eb_moe_hosts_build(struct eb_moe_hosts *h, struct eb_boot *b, int rank, int ranks,
-		       int emulate, uint64_t deadline)
+int eb_moe_hosts_build(struct eb_moe_hosts *h, struct eb_boot *b, int rank, int ranks, int emulate,
+		       uint64_t deadline)
 {
 	char mine[NAME_LEN] = "", *names;
 	int rc;

@@ -22,8 +22,8 @@ struct eb_moe_hosts {
 
 /* Collective. emulate > 0: that many hosts of consecutive ranks, which must all run on one
  * machine (EB_EINVAL after one line on rank 0 otherwise); 0: by host name. */
-int eb_moe_hosts_build(struct eb_moe_hosts *h, struct eb_boot *b, int rank, int ranks,
-		       int emulate, uint64_t deadline);
+int eb_moe_hosts_build(struct eb_moe_hosts *h, struct eb_boot *b, int rank, int ranks, int emulate,
+		       uint64_t deadline);
 void eb_moe_hosts_free(struct eb_moe_hosts *h);
 /* Without a launcher: ranks in groups of ceil(ranks / n) consecutive ranks (the last may
  * hold fewer). EB_ENOMEM. */

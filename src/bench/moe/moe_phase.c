@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
 	uint64_t n = eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
@@ -297,7 +296,8 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	for (s = 0; s < c->nranks; s++)
 		if (s != c->rank)
 			st->expect[word * c->nranks + s] +=
-			    (uint64_t)eb_moe_flow(&st->plan, &st->rt, which, leg, s, c->rank).items +
+			    (uint64_t)eb_moe_flow(&st->plan, &st->rt, which, leg, s, c->rank)
+				.items +
 			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
 	rc = launch(c, st, which, leg);
 	if (rc != EB_OK)

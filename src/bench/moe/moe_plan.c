@@ -172,8 +172,8 @@ static void land(void *arg, const struct item *it)
 		land_back(l, it);
 	} else { /* a row this rank sums for a token of another host */
 		p->stage_at[stage_index(p, it->s, it->t, l->w)] = l->off;
-		p->staged[p->nstaged++] = (struct eb_moe_staged){
-		    l->off, it->s, it->t, (int16_t)it->k0, (int16_t)it->k1};
+		p->staged[p->nstaged++] =
+		    (struct eb_moe_staged){l->off, it->s, it->t, (int16_t)it->k0, (int16_t)it->k1};
 	}
 	l->off += (uint64_t)(it->kind == IT_OUT ? it->k1 - it->k0 : 1) * p->out_bytes;
 }
@@ -184,13 +184,12 @@ struct make {
 	struct eb_moe_plan *p;
 	const struct eb_route *rt;
 	struct eb_moe_leg *g;
-	int count; /* first pass: only count items and summed rows */
+	int count;   /* first pass: only count items and summed rows */
 	uint64_t at; /* the destination's next byte */
 };
 
 /* Output row k of token (s, t) in this rank's source region. */
-static uint64_t out_row(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t,
-			int k)
+static uint64_t out_row(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t, int k)
 {
 	int32_t i = p->serve_at[(size_t)s * (size_t)p->tokens + (size_t)t];
 	int k0, k1;
@@ -217,8 +216,8 @@ static uint32_t sum_rows(struct make *m, const struct item *it, int64_t ref)
 		return n;
 	}
 	for (r = 0; r < p->hosts->most; r++) {
-		uint64_t at = p->stage_at[fwd_index(p, it->s, it->t) * (size_t)p->hosts->most +
-					  (size_t)r];
+		uint64_t at =
+		    p->stage_at[fwd_index(p, it->s, it->t) * (size_t)p->hosts->most + (size_t)r];
 
 		if (at == UINT64_MAX)
 			continue;
@@ -237,12 +236,11 @@ static void make(void *arg, const struct item *it)
 	struct eb_moe_leg *g = m->g;
 	struct eb_moe_plan *p = m->p;
 	int64_t i = g->items++;
-	uint64_t len = it->kind == IT_TOKEN  ? p->tok_bytes
+	uint64_t len = it->kind == IT_TOKEN ? p->tok_bytes
 		       : it->kind == IT_OUT ? (uint64_t)(it->k1 - it->k0) * p->out_bytes
 					    : p->out_bytes;
-	uint32_t rows = it->kind == IT_SUM_RANK || it->kind == IT_SUM_HOST
-			    ? sum_rows(m, it, g->refs)
-			    : 0;
+	uint32_t rows =
+	    it->kind == IT_SUM_RANK || it->kind == IT_SUM_HOST ? sum_rows(m, it, g->refs) : 0;
 
 	if (m->count) {
 		g->refs += rows;
@@ -283,7 +281,8 @@ static void place(struct eb_moe_leg *g, int d, uint64_t *packed)
 	int in_place = !g->from_dst;
 
 	for (i = a; i < b && in_place; i++)
-		in_place = g->rows[i] == 0 && (i == a || g->src[i] == g->src[i - 1] + g->len[i - 1]);
+		in_place =
+		    g->rows[i] == 0 && (i == a || g->src[i] == g->src[i - 1] + g->len[i - 1]);
 	for (i = a; i < b; i++) {
 		g->packed[i] = in_place ? g->src[i] : *packed;
 		*packed += in_place ? 0 : g->len[i];
@@ -315,12 +314,12 @@ static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int ph, i
 		bytes = m.at = eb_moe_in_base(p, rt, ph, leg, p->rank, d);
 		walk(p, rt, ph, leg, p->rank, d, make, &m);
 		if (g->items - a != want.items || m.at - bytes != want.bytes) {
-			eb_err("moe's layout disagrees with its routing: rank %d sends rank %d %lld "
-			       "items (%llu bytes) in leg %d of %s, the routing says %lld (%llu)",
-			       p->rank, d, (long long)(g->items - a),
-			       (unsigned long long)(m.at - bytes), leg,
-			       ph ? "combine" : "dispatch", (long long)want.items,
-			       (unsigned long long)want.bytes);
+			eb_err(
+			    "moe's layout disagrees with its routing: rank %d sends rank %d %lld "
+			    "items (%llu bytes) in leg %d of %s, the routing says %lld (%llu)",
+			    p->rank, d, (long long)(g->items - a),
+			    (unsigned long long)(m.at - bytes), leg, ph ? "combine" : "dispatch",
+			    (long long)want.items, (unsigned long long)want.bytes);
 			return EB_EPROTO;
 		}
 		g->bytes[p->path[d]] += want.bytes;
@@ -367,8 +366,8 @@ static void receive(struct eb_moe_plan *p, const struct eb_route *rt)
 	for (ph = 0; ph < 2; ph++)
 		for (leg = 0; leg < p->nlegs; leg++)
 			for (w = 0; w < p->ranks; w++) {
-				struct land l = {p, rt, ph, leg, w,
-						 eb_moe_in_base(p, rt, ph, leg, w, p->rank)};
+				struct land l = {
+				    p, rt, ph, leg, w, eb_moe_in_base(p, rt, ph, leg, w, p->rank)};
 
 				walk(p, rt, ph, leg, w, p->rank, land, &l);
 			}
@@ -427,14 +426,14 @@ static int alloc_lists(struct eb_moe_plan *p, const struct eb_route *rt)
 	size_t slots = (size_t)arriving(p, rt, 0) + 1, staged = (size_t)arriving(p, rt, 1) + 1;
 	size_t served = (size_t)tokens_with_sel(rt, p->rank) + 1, i;
 
-	p->lists = eb_arrays(
-	    &p->slots, slots, sizeof(*p->slots), &p->staged, staged, sizeof(*p->staged),
-	    &p->serve_src, served, sizeof(*p->serve_src), &p->serve_tok, served,
-	    sizeof(*p->serve_tok), &p->serve_out, served, sizeof(*p->serve_out), &p->serve_at,
-	    n * toks, sizeof(*p->serve_at), &p->back_at, sel, sizeof(*p->back_at), &p->back_sum,
-	    sel, sizeof(*p->back_sum), &p->fwd_at, two ? hosts * toks : 1, sizeof(*p->fwd_at),
-	    &p->stage_at, two ? hosts * toks * (size_t)p->hosts->most : 1, sizeof(*p->stage_at),
-	    NULL);
+	p->lists =
+	    eb_arrays(&p->slots, slots, sizeof(*p->slots), &p->staged, staged, sizeof(*p->staged),
+		      &p->serve_src, served, sizeof(*p->serve_src), &p->serve_tok, served,
+		      sizeof(*p->serve_tok), &p->serve_out, served, sizeof(*p->serve_out),
+		      &p->serve_at, n * toks, sizeof(*p->serve_at), &p->back_at, sel,
+		      sizeof(*p->back_at), &p->back_sum, sel, sizeof(*p->back_sum), &p->fwd_at,
+		      two ? hosts * toks : 1, sizeof(*p->fwd_at), &p->stage_at,
+		      two ? hosts * toks * (size_t)p->hosts->most : 1, sizeof(*p->stage_at), NULL);
 	if (p->lists == NULL)
 		return EB_ENOMEM;
 	for (i = 0; two && i < hosts * toks * (size_t)p->hosts->most; i++)

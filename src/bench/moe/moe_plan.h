@@ -28,8 +28,8 @@
 
 #include <stdint.h>
 
-enum { EB_MOE_RANK, EB_MOE_LL, EB_MOE_NORMAL }; /* modes */
-enum { EB_PATH_OWN, EB_PATH_INTRA, EB_PATH_FABRIC };  /* how a destination is reached */
+enum { EB_MOE_RANK, EB_MOE_LL, EB_MOE_NORMAL };	     /* modes */
+enum { EB_PATH_OWN, EB_PATH_INTRA, EB_PATH_FABRIC }; /* how a destination is reached */
 
 /* What one leg of a phase moves from this rank: items grouped by destination rank, items
  * [off[d], off[d + 1]) going to d, their destinations contiguous in the same order. An item
@@ -41,10 +41,10 @@ struct eb_moe_leg {
 	void *block; /* the arrays below */
 	int64_t *off;
 	uint64_t *src, *packed, *len, *dst;
-	uint32_t *rows;	   /* [items] 0: a copy */
-	uint32_t *first;   /* [items] a sum's first row in row_at, row_w */
-	uint64_t *row_at;  /* [refs] a row's offset in the region items are read from */
-	uint8_t *row_w;	   /* [refs] its weight in quarters (4: 1.0) */
+	uint32_t *rows;	  /* [items] 0: a copy */
+	uint32_t *first;  /* [items] a sum's first row in row_at, row_w */
+	uint64_t *row_at; /* [refs] a row's offset in the region items are read from */
+	uint8_t *row_w;	  /* [refs] its weight in quarters (4: 1.0) */
 	int64_t items, refs;
 	int from_dst;	   /* items are read from this rank's destination region */
 	uint64_t same;	   /* every item's length, or 0 */
@@ -100,8 +100,8 @@ struct eb_moe_flow {
 	int64_t items;
 	uint64_t bytes;
 };
-struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
-			       int phase, int leg, int from, int to);
+struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int phase,
+			       int leg, int from, int to);
 
 /* How rank `from` reaches `to` (EB_PATH_*), and what rank r moves in a phase, every leg,
  * by path: bytes and items. */

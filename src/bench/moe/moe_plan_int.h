@@ -11,8 +11,8 @@ int eb_moe_direct(const struct eb_moe_plan *p, int s, int d);
 /* f forwards s's tokens on f's host (and sums that host's rows for s's tokens) */
 int eb_moe_forwards(const struct eb_moe_plan *p, int f, int s);
 /* Where writer's block lands at d in a leg: the leg's area after the lower writers'. */
-uint64_t eb_moe_in_base(const struct eb_moe_plan *p, const struct eb_route *rt, int phase,
-			int leg, int writer, int d);
+uint64_t eb_moe_in_base(const struct eb_moe_plan *p, const struct eb_route *rt, int phase, int leg,
+			int writer, int d);
 /* Every leg's arrival area (in_off, dst_len). */
 void eb_moe_areas(struct eb_moe_plan *p, const struct eb_route *rt);
 

@@ -284,22 +284,21 @@ static int lay_out(struct eb_ctx *c, struct mstate *st)
 		rc = EB_EINVAL;
 	}
 	rc = rc != EB_OK ? rc : eb_route_build(&st->rt, &mo->spec, &sh);
-	return rc != EB_OK ? rc
-			   : eb_moe_plan_build(&st->plan, &st->rt, &st->hosts, c->rank, mo->mode,
-					       by_stores(st, c), token_bytes(mo),
-					       2ull * (uint64_t)mo->hidden,
-					       mo->preset == MOE_PREFILL);
+	return rc != EB_OK
+		   ? rc
+		   : eb_moe_plan_build(&st->plan, &st->rt, &st->hosts, c->rank, mo->mode,
+				       by_stores(st, c), token_bytes(mo),
+				       2ull * (uint64_t)mo->hidden, mo->preset == MOE_PREFILL);
 }
 
 /* The regions (the destination shared with same-host peers when they store into it), the
  * baseline's registrations, the peers' mappings and each initiator's proxy threads. */
 static int regions(struct eb_ctx *c, struct mstate *st)
 {
-	int i, rc = by_stores(st, c)
-			? eb_payload_alloc_shared(c, &st->dst, st->plan.dst_len,
-						  "the moe destination region")
-			: eb_payload_alloc(c, &st->dst, st->plan.dst_len,
-					   "the moe destination region");
+	int i, rc = by_stores(st, c) ? eb_payload_alloc_shared(c, &st->dst, st->plan.dst_len,
+							       "the moe destination region")
+				     : eb_payload_alloc(c, &st->dst, st->plan.dst_len,
+							"the moe destination region");
 
 	rc = rc != EB_OK ? rc
 			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");

@@ -22,7 +22,7 @@ enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
 #define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV))
 
 struct mopts {
-	int preset, dtype, mode; /* mode: EB_MOE_*, -1 until the preset's is chosen */
+	int preset, dtype, mode;	   /* mode: EB_MOE_*, -1 until the preset's is chosen */
 	int tokens, hidden, topk, experts; /* 0: the preset's */
 	const char *route;
 	long seed;
@@ -43,14 +43,14 @@ enum { MOE_INTRA_AUTO, MOE_INTRA_IPC, MOE_INTRA_FABRIC };
 /* Same-host peers reached by stores: their destination regions and flag words mapped here,
  * as this process's CPU and GPU reach them ([ranks], NULL where a peer is not). */
 struct mpeers {
-	struct eb_mem flags;   /* this rank's flag words: [leg][source][proxy thread] */
-	struct eb_mem *mem;    /* [2 ranks]: each peer's destination region, then flag words */
-	void *block;	       /* the arrays below */
-	char **cpu, **gpu;     /* a peer's destination region */
+	struct eb_mem flags;	 /* this rank's flag words: [leg][source][proxy thread] */
+	struct eb_mem *mem;	 /* [2 ranks]: each peer's destination region, then flag words */
+	void *block;		 /* the arrays below */
+	char **cpu, **gpu;	 /* a peer's destination region */
 	uint64_t **fcpu, **fgpu; /* its flag words */
-	char **gpu_dev;	       /* gpu and fgpu copied to GPU memory, for GPU producers */
+	char **gpu_dev;		 /* gpu and fgpu copied to GPU memory, for GPU producers */
 	uint64_t **fgpu_dev;
-	int n;		       /* peers mapped */
+	int n; /* peers mapped */
 };
 
 /* One initiator's proxy threads, each on an engine of its own (the harness's engine is the
@@ -72,26 +72,26 @@ struct mstate {
 	struct eb_moe_plan plan;
 	struct eb_payload src, dst; /* regions as the plan lays them out */
 	struct mpeers peers;
-	int nq;			    /* proxy threads per initiator */
-	int rx;			    /* a receiving thread beside each proxy thread */
-	int blocks;		    /* GPU producers: blocks per rank */
-	int npx;		    /* and receiving threads: nq, or 2 nq */
-	struct mside side[2];	    /* [INIT_GPU], [INIT_CPU] */
+	int nq;		      /* proxy threads per initiator */
+	int rx;		      /* a receiving thread beside each proxy thread */
+	int blocks;	      /* GPU producers: blocks per rank */
+	int npx;	      /* and receiving threads: nq, or 2 nq */
+	struct mside side[2]; /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
 	struct eb_moe_phase dev[2][2]; /* each leg's item arrays on the GPU */
 	int have_dev;
 	struct eb_moe_pool *pool;
 	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
 	int producers;			 /* of the current initiator */
-	void *block;	    /* expect, host, vals, sum and tickets, one allocation */
-	uint64_t *expect;   /* [phase][leg][ranks] signal sums awaited per source (cumulative) */
+	void *block;			 /* expect, host, vals, sum and tickets, one allocation */
+	uint64_t *expect;    /* [phase][leg][ranks] signal sums awaited per source (cumulative) */
 	uint64_t runs[2][2]; /* each leg's runs so far: what same-host flags are set to */
-	struct eb_a2av a2a; /* the baseline's writes and what it awaits (cumulative) */
-	char *host;	    /* a host copy of a region for checking GPU memory */
-	uint16_t *vals;	    /* an expert output as bf16, for filling and checking */
-	float *sum;	    /* a token's combined sum */
-	int init;	    /* the current initiator */
-	int phase;	    /* the current timed phase */
+	struct eb_a2av a2a;  /* the baseline's writes and what it awaits (cumulative) */
+	char *host;	     /* a host copy of a region for checking GPU memory */
+	uint16_t *vals;	     /* an expert output as bf16, for filling and checking */
+	float *sum;	     /* a token's combined sum */
+	int init;	     /* the current initiator */
+	int phase;	     /* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
 	uint64_t puts_mark; /* the proxy threads' puts when the current point started */
 	double base[PH_N];  /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */

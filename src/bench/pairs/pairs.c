@@ -186,7 +186,8 @@ int eb_pairs_iter(struct eb_ctx *c, long i)
 
 	if (c->role == EB_ROLE_INIT) {
 		const struct eb_rkey *k = eb_region_key(&p->dst, c->peer, ch);
-		struct eb_xfer *x = c->pt->step == 0 ? &p->x[DATA] : &p->x[SMALL], *both[2] = {&p->x[RX], x};
+		struct eb_xfer *x = c->pt->step == 0 ? &p->x[DATA] : &p->x[SMALL],
+			       *both[2] = {&p->x[RX], x};
 
 		eb_xfer_recv(&p->x[RX], ch, c->peer, &p->ctl[2 * ch + 1], 8, 8,
 			     eb_region_desc(&p->ctl_reg, ch));
