@@ -29,8 +29,11 @@ start=$(date +%s)
 #  fastpath.script, hygiene.repeat, manpage, report, tables, plot.*: timings against a floor
 #    program, 20 repeats of runs the suite makes once, the manual, Python reading JSON: no
 #    efabench code runs there that the other tests do not run. The plain suite runs them.
-#  moe.tcp.np4: the same moe code as moe.tcp.np2 and moe.shm.np4, at the suite's longest.
-excluded='^(install|testbed\.slowrail|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4)$'
+#  moe.tcp.np4, moe.shm.np2: the same moe code as moe.shm.np4, at the suite's longest.
+#  *.sockets.*: the same efabench code as the tcp and shm tests; only libfabric's differs.
+#  campaign.faults: one trial of each kill and stop that fault.*, moe.kill, moe.stop,
+#    proxy.kill and proxy.stop make, run alone for 90 s; the rdv and mpi campaigns stay.
+excluded='^(install|testbed\.slowrail|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4|moe\.shm\.np2|.*\.sockets\..*|campaign\.faults)$'
 # Tests whose ranks run inside an MPI library (Open MPI's mpirun and srun, MPICH's mpirun): their
 # leak stacks need full unwinding to reach the frames tests/sanitizers/lsan.supp names. Without
 # it a rank that completes under mpirun reports Open MPI's own allocations (exit 86): the fault

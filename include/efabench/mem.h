@@ -100,6 +100,13 @@ uint64_t eb_mem_check(const struct eb_mem *m, size_t off, size_t len, const stru
 		      uint64_t base, uint64_t *first_bad);
 /* Testing aid: invert the byte at off. */
 int eb_mem_flip(const struct eb_mem *m, size_t off);
+/* The GPU's copy engines: n copies from one device buffer to others (a peer GPU's memory
+ * mapped through CUDA IPC included), side by side on a stream each; eb_mem_ce_copy returns
+ * once all have finished. Without CUDA, open fails with one line. */
+struct eb_mem_ce;
+int eb_mem_ce_open(struct eb_mem_ce **ce, int n);
+int eb_mem_ce_copy(struct eb_mem_ce *ce, char *const *to, const char *from, const uint64_t *len);
+void eb_mem_ce_close(struct eb_mem_ce *ce);
 /* Copy between any two buffers' ranges (synchronous). */
 int eb_mem_copy(const struct eb_mem *dst, size_t doff, const struct eb_mem *src, size_t soff,
 		size_t len);

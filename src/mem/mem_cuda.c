@@ -7,6 +7,7 @@
 #include "core/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -310,6 +311,54 @@ void eb_mem_ipc_close(void *base)
 	cudaIpcCloseMemHandle(base);
 }
 
+struct eb_mem_ce {
+	int n;
+	cudaStream_t s[];
+};
+
+int eb_mem_ce_open(struct eb_mem_ce **ce, int n)
+{
+	struct eb_mem_ce *c = calloc(1, sizeof(*c) + sizeof(cudaStream_t) * (size_t)n);
+	cudaError_t err = cudaSuccess;
+
+	if (c == NULL) {
+		eb_err("out of memory for %d copy-engine streams", n);
+		return EB_ENOMEM;
+	}
+	for (; c->n < n && err == cudaSuccess; c->n++)
+		err = cudaStreamCreateWithFlags(&c->s[c->n], cudaStreamNonBlocking);
+	if (err != cudaSuccess) {
+		c->n--;
+		eb_mem_ce_close(c);
+		return cuda_fail(err, "cudaStreamCreate", "for the copy engines");
+	}
+	*ce = c;
+	return EB_OK;
+}
+
+int eb_mem_ce_copy(struct eb_mem_ce *ce, char *const *to, const char *from, const uint64_t *len)
+{
+	cudaError_t err = cudaSuccess;
+	int k;
+
+	for (k = 0; k < ce->n && err == cudaSuccess; k++)
+		if (len[k] > 0)
+			err = cudaMemcpyAsync(to[k], from, len[k], cudaMemcpyDeviceToDevice,
+					      ce->s[k]);
+	for (k = 0; k < ce->n && err == cudaSuccess; k++)
+		err = cudaStreamSynchronize(ce->s[k]);
+	return err == cudaSuccess ? EB_OK : cuda_fail(err, "cudaMemcpyAsync", "to a peer GPU");
+}
+
+void eb_mem_ce_close(struct eb_mem_ce *ce)
+{
+	int k;
+
+	for (k = 0; ce != NULL && k < ce->n; k++)
+		cudaStreamDestroy(ce->s[k]);
+	free(ce);
+}
+
 #else /* no CUDA in this build */
 
 static int no_cuda(void)
@@ -331,6 +380,21 @@ void eb_mem_ipc_export(const struct eb_mem *m, unsigned char id[64], uint64_t *o
 {
 	memset(id, 0, 64);
 	*off = 0;
+}
+
+int eb_mem_ce_open(struct eb_mem_ce **ce, int n)
+{
+	*ce = NULL;
+	return no_cuda();
+}
+
+int eb_mem_ce_copy(struct eb_mem_ce *ce, char *const *to, const char *from, const uint64_t *len)
+{
+	return no_cuda();
+}
+
+void eb_mem_ce_close(struct eb_mem_ce *ce)
+{
 }
 
 int eb_mem_ipc_import(const unsigned char id[64], void **base, const char *what)

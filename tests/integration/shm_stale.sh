@@ -19,7 +19,7 @@ mkfifo "$WORK/fifo" && exec 9<>"$WORK/fifo"
 (job -n 100000000 -q >/dev/null 2>&1) &
 launcher=$!
 shopt -s nullglob
-for _ in {1..100}; do # until both ranks have their segments (a glob forks nothing)
+for _ in {1..300}; do # until both ranks have their segments (a glob forks nothing)
 	segs=(/dev/shm/30[0-9]:"$UID":*)
 	[ ${#segs[@]} -ge 2 ] && break
 	read -r -t 0.1 -u 9

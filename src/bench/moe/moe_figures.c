@@ -151,6 +151,11 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	rate(r, "fabric_GBps", of_phase(tt.fabric[init == INIT_A2AV], ph), t);
 	rate(r, "rdma_GBps", of_phase(tt.rdma, ph), t);
 	rate(r, "nvl_GBps", of_phase(tt.nvl, ph), t);
+	/* Same-host stores against the copy engines moving the same bytes (producers only). */
+	eb_rec_num_or_null(r, "intra_GBps", t > 0 ? of_phase(st->ce_bytes, ph) / t / 1e9 : 0,
+			   st->have_ce && init != INIT_A2AV);
+	eb_rec_num_or_null(r, "vs_ce", t > 0 ? of_phase(st->ce_s, ph) / t : 0,
+			   st->have_ce && init != INIT_A2AV);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? t / base[ph] : 0, base[ph] > 0);
 	/* The producers' writes as their proxy threads counted them; the a2av's by construction. */

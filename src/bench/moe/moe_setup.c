@@ -305,6 +305,7 @@ static int regions(struct eb_ctx *c, struct mstate *st)
 	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
 	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 	rc = rc != EB_OK ? rc : eb_moe_peers_open(c, st, by_stores(st, c));
+	rc = rc != EB_OK ? rc : eb_moe_ce(c, st);
 	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
 		if (st->inits & (1u << i))
 			rc = open_side(c, st, &st->side[i], i == INIT_GPU);

@@ -95,6 +95,9 @@ struct mstate {
 	uint64_t wrong_tokens, wrong_sums;
 	uint64_t puts_mark; /* the proxy threads' puts when the current point started */
 	double base[PH_N];  /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
+	int have_ce;	    /* the copy engines were timed (GPU memory, same-host peers) */
+	double ce_s[2];	    /* their time for the same-host bytes: the slowest rank's p50 */
+	double ce_bytes[2]; /* the same-host bytes per rank (mean) */
 };
 
 #define EB_MOE_NCOLS 12
@@ -112,6 +115,9 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *sh);
  * rank 0), then the routing, regions, engines and proxy threads. */
 int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
+/* moe_ce.c: with GPU memory and same-host peers, times the copy engines for each phase's
+ * same-host bytes (collective; nothing and EB_OK otherwise). */
+int eb_moe_ce(struct eb_ctx *c, struct mstate *st);
 
 /* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
 static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)
