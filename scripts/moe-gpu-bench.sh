@@ -16,14 +16,14 @@ out=${1:-moe-gpu-results}
 rounds=${ROUNDS:-3}
 mkdir -p "$out"
 gpus=$(nvidia-smi -L | grep -c "^GPU")
-ll="--preset decode --mode ll --tokens 128 --hidden 7168 --topk 8 --experts 256 --dtype fp8 -n 200 -w 20"
-normal="--preset prefill --mode normal --tokens 4096 -n 20 -w 3"
+ll="--preset decode --mode ll --tokens 128 --hidden 7168 --topk 8 --experts 256 --dtype fp8 -n 200 -w 20 --timeout 20"
+normal="--preset prefill --mode normal --tokens 4096 -n 20 -w 3 --timeout 20"
 
 # one LABEL ARGS...: a run; prints LABEL and per row p50, NVL GB/s, vs_ce, #wrong.
 one() {
 	local label=$1
 	shift
-	timeout 240 "$bin" moe --provider shm --mem device --timeout 60 --json "$out/$label.json" \
+	timeout 90 "$bin" moe --provider shm --mem device --json "$out/$label.json" \
 		"$@" >"$out/$label.txt" 2>&1 || {
 		echo "$label: failed"
 		tail -5 "$out/$label.txt"

@@ -298,7 +298,12 @@ EB_Q_FN int eb_moe_make_at(const struct eb_moe_work *w, int peer, int packed, in
 
 #if !defined(__CUDACC__)
 	if (w->gather != NULL)
-		return b > a ? w->gather(w, packed ? NULL : w->gpeer[peer], packed, a, b) : 0;
+		return b > a ? w->gather(w,
+					 packed		   ? NULL
+					 : peer == w->rank ? w->dst
+							   : w->gpeer[peer],
+					 packed, a, b)
+			     : 0;
 #endif
 	return eb_moe_make(w, to, packed ? ph->packed : ph->dst, a, b);
 }

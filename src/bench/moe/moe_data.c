@@ -28,13 +28,27 @@ static float float_of(uint16_t h)
 	return f;
 }
 
-/* Expert e's output for token t of home rank s, element i. */
-static float value(int s, int t, int e, uint64_t epoch, int i)
+/* Expert e's output for token t of home rank s, every element: small integers, four to a
+ * pattern word, so that a row costs a word per four values. */
+static void output_row(int s, int t, int e, uint64_t epoch, int hidden, float *out)
 {
 	struct eb_pattern p = {(uint32_t)s, (uint32_t)t, epoch ^ ((uint64_t)(e + 1) << 40)};
-	uint64_t word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
+	int i, j;
 
-	return (float)((int)((word >> (16 * (i % 4))) & 7) - 4);
+	for (i = 0; i < hidden; i += 4) {
+		uint64_t word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
+
+		for (j = 0; j < 4 && i + j < hidden; j++)
+			out[i + j] = (float)((int)((word >> (16 * j)) & 7) - 4);
+	}
+}
+
+/* Scratch rows after the two sums in st->sum: selection k's output. */
+static float *scratch(const struct mstate *st, int k)
+{
+	size_t hidden = (size_t)st->plan.out_bytes / 2;
+
+	return st->sum + (2 + (size_t)k) * hidden;
 }
 
 /* The expected row for selections [k0, k1) of token (s, t): their weighted sum (summed), or
@@ -44,15 +58,18 @@ static void expected(const struct mstate *st, int s, int t, int k0, int k1, int 
 {
 	const int32_t *x = eb_route_sel(&st->rt, s, t);
 	int hidden = (int)(st->plan.out_bytes / 2), i, k;
+	float *acc = scratch(st, 1), *row = scratch(st, 0);
 
-	for (i = 0; i < hidden; i++) {
-		float acc = 0;
+	memset(acc, 0, sizeof(*acc) * (size_t)hidden);
+	for (k = k0; k < k1; k++) {
+		float w = summed ? 0.25f * (float)eb_moe_weight_q(t, k) : 1.0f;
 
-		for (k = k0; k < k1; k++)
-			acc += (summed ? 0.25f * (float)eb_moe_weight_q(t, k) : 1.0f) *
-			       value(s, t, x[k], epoch, i);
-		st->vals[i] = bf16_of(acc);
+		output_row(s, t, x[k], epoch, hidden, row);
+		for (i = 0; i < hidden; i++)
+			acc[i] += w * row[i];
 	}
+	for (i = 0; i < hidden; i++)
+		st->vals[i] = bf16_of(acc[i]);
 }
 
 /* Where this rank's regions can be read and written by the host: in place, or a host image
@@ -87,6 +104,7 @@ static void fill_source(struct eb_ctx *c, struct mstate *st, char *img)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	int t, k, k0, i, hidden = (int)(pl->out_bytes / 2);
+	float *vals = scratch(st, 0);
 	int64_t j;
 
 	for (t = 0; t < st->rt.tokens; t++) {
@@ -106,8 +124,9 @@ static void fill_source(struct eb_ctx *c, struct mstate *st, char *img)
 							     (uint64_t)(pl->serve_out[j] + k - k0) *
 								 pl->out_bytes);
 
+			output_row(s, tok, x[k], c->epoch, hidden, vals);
 			for (i = 0; i < hidden; i++)
-				row[i] = bf16_of(value(s, tok, x[k], c->epoch, i));
+				row[i] = bf16_of(vals[i]);
 		}
 	}
 }
@@ -210,57 +229,54 @@ static uint64_t check_staged(struct eb_ctx *c, struct mstate *st, const char *im
 }
 
 /* Token t's rows that came back (an output, or a sum of the selections sharing its slot),
- * each checked; then the token's weighted sum of them against the one expected. */
+ * each checked; then the token's weighted sum of them against the one expected. Each
+ * selection's output is made once, into the scratch rows. */
 static uint64_t check_token(struct eb_ctx *c, struct mstate *st, const char *img, int t)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	const int32_t *x = eb_route_sel(&st->rt, c->rank, t);
 	size_t at = (size_t)t * (size_t)st->rt.width;
-	int hidden = (int)(pl->out_bytes / 2), k, j, i;
+	int hidden = (int)(pl->out_bytes / 2), k, j, i, n;
+	float *got = st->sum, *want = st->sum + hidden;
 	uint64_t wrong = 0;
 
+	for (n = 0; n < st->rt.width && x[n] >= 0; n++)
+		output_row(c->rank, t, x[n], c->epoch, hidden, scratch(st, n));
 	memset(st->sum, 0, sizeof(*st->sum) * (size_t)hidden * 2);
-	for (k = 0; k < st->rt.width && x[k] >= 0; k++) {
+	for (k = 0; k < n; k++)
+		for (i = 0; i < hidden; i++)
+			want[i] += 0.25f * (float)eb_moe_weight_q(t, k) * scratch(st, k)[i];
+	for (k = 0; k < n; k++) {
 		uint64_t off = pl->back_at[at + (size_t)k];
 		int summed = pl->back_sum[at + (size_t)k], seen = 0;
-		const uint16_t *got = (const uint16_t *)(const void *)(img + off);
+		const uint16_t *row = (const uint16_t *)(const void *)(img + off);
 
 		for (j = 0; j < k && summed; j++) /* a sum's slot is checked once */
 			seen |= pl->back_at[at + (size_t)j] == off;
-		for (i = 0; i < hidden; i++)
-			st->sum[hidden + i] += 0.25f * (float)eb_moe_weight_q(t, k) *
-					       value(c->rank, t, x[k], c->epoch, i);
 		if (seen)
 			continue;
-		if (summed) { /* every selection sharing this slot */
-			float *acc = st->sum + 2 * hidden;
+		for (i = 0; i < hidden; i++) {
+			float acc = summed ? 0 : scratch(st, k)[i];
 
-			memset(acc, 0, sizeof(*acc) * (size_t)hidden);
-			for (j = k; j < st->rt.width && x[j] >= 0; j++) {
-				if (pl->back_at[at + (size_t)j] != off)
-					continue;
-				for (i = 0; i < hidden; i++)
-					acc[i] += 0.25f * (float)eb_moe_weight_q(t, j) *
-						  value(c->rank, t, x[j], c->epoch, i);
-			}
-			for (i = 0; i < hidden; i++)
-				st->vals[i] = bf16_of(acc[i]);
-		} else {
-			expected(st, c->rank, t, k, k + 1, 0, c->epoch);
+			for (j = k; summed && j < n; j++) /* every selection sharing this slot */
+				if (pl->back_at[at + (size_t)j] == off)
+					acc += 0.25f * (float)eb_moe_weight_q(t, j) *
+					       scratch(st, j)[i];
+			st->vals[i] = bf16_of(acc);
 		}
 		wrong += check_row(st, img, off);
 		for (i = 0; i < hidden; i++) {
 			uint16_t v;
 
-			memcpy(&v, &got[i], sizeof(v));
-			st->sum[i] +=
+			memcpy(&v, &row[i], sizeof(v));
+			got[i] +=
 			    (summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k)) * float_of(v);
 		}
 	}
 	/* A wrong row makes its token's sum wrong too: a sum counts only where every row came
 	 * right (one flipped byte, one wrong value). */
 	for (i = 0; i < hidden && wrong == 0; i++)
-		st->wrong_sums += st->sum[i] != st->sum[hidden + i];
+		st->wrong_sums += got[i] != want[i];
 	return wrong;
 }
 

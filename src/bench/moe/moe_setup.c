@@ -141,11 +141,13 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 	/* host images of both regions, for filling and checking GPU memory */
 	uint64_t big = st->plan.src_len + st->plan.dst_len;
 	size_t hidden = (size_t)st->plan.out_bytes / 2;
+	int width = st->rt.width > 2 ? st->rt.width : 2; /* scratch rows: expected() takes 2 */
 
-	st->block = eb_arrays(&st->expect, 4 * n, sizeof(*st->expect), &st->vals, hidden,
-			      sizeof(*st->vals), &st->sum, 3 * hidden, sizeof(*st->sum),
-			      &st->tickets, tickets_of(c, st), sizeof(*st->tickets), &st->host,
-			      c->mem == EB_MEM_DEVICE ? (size_t)big : 0, (size_t)1, NULL);
+	st->block =
+	    eb_arrays(&st->expect, 4 * n, sizeof(*st->expect), &st->vals, hidden, sizeof(*st->vals),
+		      &st->sum, (size_t)(2 + width) * hidden, sizeof(*st->sum), &st->tickets,
+		      tickets_of(c, st), sizeof(*st->tickets), &st->host,
+		      c->mem == EB_MEM_DEVICE ? (size_t)big : 0, (size_t)1, NULL);
 	if (eb_a2av_init(&st->a2a, c->e, c->nranks, c->chunk, c->window) != EB_OK ||
 	    st->block == NULL) {
 		eb_err("out of memory for moe's state");

@@ -89,7 +89,7 @@ struct mstate {
 	struct eb_a2av a2a;  /* the baseline's writes and what it awaits (cumulative) */
 	char *host;	     /* a host copy of a region for checking GPU memory */
 	uint16_t *vals;	     /* an expert output as bf16, for filling and checking */
-	float *sum;	     /* a token's combined sum */
+	float *sum;	     /* sums got and expected, then a scratch row per selection */
 	int init;	     /* the current initiator */
 	int phase;	     /* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
