@@ -9,7 +9,7 @@ bash scripts/build.sh
 # run alone (RESOURCE_LOCK, RUN_SERIAL in tests/integration/CMakeLists.txt).
 (cd build && ctest --output-on-failure --timeout 300 -j2)
 # The same suite under ASan + UBSan, the queue and proxy under TSan, the libFuzzer targets for
-# 30 s each, and memcheck runs (scripts/sanitize.sh, fuzz.sh, valgrind.sh).
+# 20 s each, and memcheck runs (scripts/sanitize.sh, fuzz.sh, valgrind.sh).
 bash scripts/sanitize.sh -j2
-bash scripts/fuzz.sh 30
+bash scripts/fuzz.sh 20
 bash scripts/valgrind.sh

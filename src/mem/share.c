@@ -43,18 +43,26 @@ static void *map_segment(const char *name, size_t len, int create, const char *w
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* Undo a half-made shared buffer, leaving it as eb_mem_free would. */
+static void drop(struct eb_mem *m)
+{
+	eb_mem_share_free(m);
+	memset(m, 0, sizeof(*m));
+	m->dmabuf_fd = -1;
+}
+
 int eb_mem_alloc_shared(struct eb_mem *m, enum eb_mem_kind kind, size_t len, const char *what)
 {
 	static unsigned made;
 	int rc;
 
-	if (kind == EB_MEM_DEVICE) /* cudaMalloc'd memory is exported as it is */
-		return eb_mem_alloc(m, kind, len, what);
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
 	m->len = len > 0 ? len : 1;
 	m->gpu = -1;
 	m->dmabuf_fd = -1;
+	if (kind == EB_MEM_DEVICE) /* cudaMalloc'd memory is exported as it is */
+		return eb_mem_device_ops.alloc(m, m->len, what);
 	snprintf(m->seg, sizeof(m->seg), "/%d:%u:efabench-%u", (int)getpid(), (unsigned)getuid(),
 		 made++);
 	m->alloc = m->ptr = map_segment(m->seg, m->len, 1, what);
@@ -65,7 +73,7 @@ int eb_mem_alloc_shared(struct eb_mem *m, enum eb_mem_kind kind, size_t len, con
 		return EB_OK;
 	rc = eb_mem_cuda_register(m->ptr, whole_pages(m->len), &m->dev_ptr, what);
 	if (rc != EB_OK)
-		eb_mem_free(m);
+		drop(m);
 	return rc;
 }
 
@@ -105,7 +113,7 @@ int eb_mem_import(struct eb_mem *m, const struct eb_mem_handle *h, const char *w
 		return EB_OK;
 	rc = eb_mem_cuda_register(m->ptr, whole_pages(m->len), &m->dev_ptr, what);
 	if (rc != EB_OK)
-		eb_mem_free(m);
+		drop(m);
 	return rc;
 }
 
