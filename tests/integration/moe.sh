@@ -172,10 +172,11 @@ kill | stop)
 		--initiators cpu --tokens 64 --experts 48 --hidden 1024 -n 100000000 -w 1 \
 		--timeout $timeout -v "${@:3}"
 	# Stopped: a survivor's deadline, the bootstrap's at the barrier that starts every
-	# iteration, or the launcher's kill of the stopped rank, whichever comes first, names it.
+	# iteration (or any collective), or the launcher's kill of the stopped rank, whichever comes
+	# first, names it.
 	named="error: .*\(lost rank $victim\|rank $victim\)"
 	[ "$mode" = stop ] &&
-		named="error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\|bootstrap: rank $victim never came\)"
+		named="error: \(moe .*\(waiting for\|from\) rank $victim\|lost rank $victim\|bootstrap: rank $victim \(never came\|did not answer\)\|rank $victim (pid [0-9]*) is stopped\)"
 	grep -q "$named" "$WORK/err" || fail "no survivor named rank $victim"
 	hit_done
 	;;

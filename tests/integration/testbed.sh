@@ -11,6 +11,9 @@
 #   raildown                a rail brought down on one host: doctor FAILs naming it, no hang
 #   perhost                 2 hosts x 2 ranks: matrix measures the first rank of each host only
 #                           (--per auto and host), every rank with --per gpu's schedule of all
+#   moe2x2                  2 hosts x 2 ranks, hosts by name: moe in normal mode (the fabric once
+#                           per host, forwarded inside it by stores) and ll, every byte checked,
+#                           its traffic, bytes moved and figures recomputed (moe_check.py)
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -45,6 +48,16 @@ rail_bytes() { # host rail: bytes the host sent on that rail
 }
 
 case "$case_" in
+moe2x2)
+	bash "$SCRIPTS/testbed.sh" up 2 2 2gbit || fail "test bed setup"
+	for m in normal ll; do
+		run 2 2 moe --mode $m --preset prefill --tokens 64 --hidden 512 --initiators cpu,a2av \
+			-n 2 -w 1 || fail "moe --mode $m exited $?"
+		grep -q "hosts: 2  (by host name" "$WORK/out" || fail "the hosts are not the ranks' own"
+		python3 "$(dirname "$0")/moe_check.py" "$WORK/out.json" cpu,a2av auto 0 ||
+			fail "moe --mode $m: the JSON does not check out"
+	done
+	;;
 write2x2)
 	bash "$SCRIPTS/testbed.sh" up 2 2 2gbit || fail "test bed setup"
 	before=$(rail_bytes 0 1)
