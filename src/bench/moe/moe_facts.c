@@ -88,7 +88,8 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 	eb_fact_bool(s, "hosts_emulated", NULL, h->emulated);
 	eb_fact_str(s, "intra", NULL, st->plan.intra ? "ipc" : "fabric");
 	eb_head_fact(&s->head, "same-host peers", "%s",
-		     !st->plan.intra	       ? "through the fabric"
+		     h->most < 2	       ? "none (one rank per host)"
+		     : !st->plan.intra	       ? "through the fabric"
 		     : c->mem == EB_MEM_DEVICE ? "stores over NVLink (CUDA IPC)"
 					       : "stores into shared memory");
 	eb_fact_int(s, "legs", "legs per phase", st->plan.nlegs);
