@@ -25,15 +25,19 @@ start=$(date +%s)
 #    pkg-config's flags, which know nothing of the sanitizer runtimes (undefined __asan_*).
 #  testbed.slowrail: asserts which matrix cells fall below 0.65 x the typical rate of 4 ranks
 #    sharing this host's cores; the sanitizers' CPU cost moves healthy cells across that line.
-#    The plain suite runs it.
+#    The plain suite runs it (testbed.* below covers it here).
 #  fastpath.script, hygiene.repeat, manpage, report, tables, plot.*: timings against a floor
 #    program, 20 repeats of runs the suite makes once, the manual, Python reading JSON: no
 #    efabench code runs there that the other tests do not run. The plain suite runs them.
 #  moe.tcp.np4, moe.shm.np2: the same moe code as moe.shm.np4, at the suite's longest.
 #  *.sockets.*: the same efabench code as the tcp and shm tests; only libfabric's differs.
-#  campaign.faults: one trial of each kill and stop that fault.*, moe.kill, moe.stop,
-#    proxy.kill and proxy.stop make, run alone for 90 s; the rdv and mpi campaigns stay.
-excluded='^(install|testbed\.slowrail|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4|moe\.shm\.np2|.*\.sockets\..*|campaign\.faults)$'
+#  campaign.*: one trial of each kill and stop that fault.*, moe.kill, moe.stop, proxy.kill,
+#    proxy.stop and stop.collective.* make (under every launcher), run alone for a minute and a
+#    half; campaign.corrupt: the flips that fault.corrupt.* and moe.corrupt make.
+#  testbed.*: the rendezvous and MPICH launches and the rails' channels over tcp, which
+#    stop.collective.rdv, mpi.* and the tcp tests run here; namespaces add no efabench code.
+#  badinput: refusals of bad options, which fuzz_opts parses under ASan + UBSan.
+excluded='^(install|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4|moe\.shm\.np2|.*\.sockets\..*|campaign\..*|testbed\..*|badinput)$'
 # Tests whose ranks run inside an MPI library (Open MPI's mpirun and srun, MPICH's mpirun): their
 # leak stacks need full unwinding to reach the frames tests/sanitizers/lsan.supp names. Without
 # it a rank that completes under mpirun reports Open MPI's own allocations (exit 86): the fault
