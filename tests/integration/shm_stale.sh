@@ -19,9 +19,16 @@ mkfifo "$WORK/fifo" && exec 9<>"$WORK/fifo"
 (job -n 100000000 -q >/dev/null 2>&1) &
 launcher=$!
 shopt -s nullglob
-for _ in {1..300}; do # until both ranks have their segments (a glob forks nothing)
+# Until two processes have segments (a glob and builtins fork nothing): counting segments
+# alone let one rank's two segments, one of them soon gone, pass for both ranks'.
+for _ in {1..300}; do
 	segs=(/dev/shm/30[0-9]:"$UID":*)
-	[ ${#segs[@]} -ge 2 ] && break
+	pids=" " n=0
+	for seg in "${segs[@]}"; do
+		seg=${seg#/dev/shm/}
+		[[ $pids == *" ${seg%%:*} "* ]] || { pids+="${seg%%:*} "; n=$((n + 1)); }
+	done
+	[ $n -ge 2 ] && break
 	read -r -t 0.1 -u 9
 done
 kill -9 $launcher # its ranks die with it (PDEATHSIG); nobody unlinks their segments
@@ -34,7 +41,9 @@ unshare -pf --mount-proc bash "$WORK/ns.sh" >"$WORK/out" 2>"$WORK/err"
 rc=$?
 cat "$WORK/err" >&2
 echo "left by the killed job: $(tr '\n' ' ' <"$WORK/left")"
-[ "$(wc -l <"$WORK/left")" -ge 2 ] || fail "the killed job left no segments to trip over"
+# A killed rank sometimes unlinks its own segment on the way out: one left is enough to trip
+# over, and the second job must say it removed one.
+[ "$(wc -l <"$WORK/left")" -ge 1 ] || fail "the killed job left no segments to trip over"
 [ $rc -eq 0 ] || fail "the second job failed (status $rc) on the first one's segments"
 grep -q "removed 1 shm segment that an earlier process with this pid" "$WORK/err" ||
 	fail "the second job's ranks did not get the first one's pids: nothing tested"
