@@ -131,9 +131,16 @@ kill)
 	for args in "--mem device --staged" ${EB_CUDA_LIBFABRIC:+"--mem device"}; do
 		[ "$args" = "--mem device" ] && export LD_LIBRARY_PATH=$EB_CUDA_LIBFABRIC
 		# shellcheck disable=SC2086
-		bash "$(dirname "$0")/fault_kill.sh" shm 1 $args || fail "$args: see above"
-		left=$(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader | grep efabench)
-		[ -z "$left" ] || fail "$args: processes still hold GPU memory: $left"
+		bash "$(dirname "$0")/fault_kill.sh" shm 1 $args >"$WORK/kill.out" 2>&1
+		rc=$?
+		cat "$WORK/kill.out"
+		[ $rc -eq 0 ] || fail "$args: see above"
+		# This job's ranks only: other jobs may use the same GPUs meanwhile.
+		ranks=$(sed -n 's/^efabench: rank [0-9]* is pid \([0-9]*\)$/\1/p' "$WORK/kill.out")
+		[ -n "$ranks" ] || fail "$args: the launcher named no rank's pid"
+		left=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d " " |
+			grep -xF "$ranks")
+		[ -z "$left" ] || fail "$args: ranks still hold GPU memory: $left"
 	done
 	;;
 corrupt)
