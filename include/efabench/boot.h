@@ -26,6 +26,9 @@ struct eb_boot_ops {
 	int (*check)(struct eb_boot *b);
 	/* Last call of a rank; a non-zero exit_code tells the launcher this rank failed. */
 	void (*finalize)(struct eb_boot *b, int exit_code);
+	/* The launcher's own all-to-all-v of payload (MPI's), or NULL: see eb_boot_alltoallv. */
+	int (*alltoallv)(struct eb_boot *b, const void *send, const int *scount, const int *sdispl,
+			 void *recv, const int *rcount, const int *rdispl, uint64_t deadline);
 };
 
 struct eb_boot {
@@ -43,6 +46,15 @@ int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, u
 int eb_boot_barrier(struct eb_boot *b, uint64_t deadline);
 int eb_boot_check(struct eb_boot *b);
 void eb_boot_finalize(struct eb_boot *b, int exit_code);
+
+/* A baseline users know: the MPI library's MPI_Alltoallv of bytes (counts and displacements
+ * in bytes, [size] each, as MPI takes them) between buffers in host memory. The call blocks
+ * in MPI; when it has not returned by the deadline, this rank says so and exits with status
+ * 1, and the MPI launcher ends the job. EB_ENOTSUP (said by the caller) where the job was not
+ * started by an MPI launcher. */
+int eb_boot_alltoallv(struct eb_boot *b, const void *send, const int *scount, const int *sdispl,
+		      void *recv, const int *rcount, const int *rdispl, uint64_t deadline);
+int eb_boot_has_alltoallv(const struct eb_boot *b);
 
 enum eb_reduce { EB_SUM, EB_MIN, EB_MAX };
 

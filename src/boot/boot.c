@@ -21,6 +21,19 @@ int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, u
 	return b->ops->alltoall(b, in, out, blk, deadline);
 }
 
+int eb_boot_alltoallv(struct eb_boot *b, const void *send, const int *scount, const int *sdispl,
+		      void *recv, const int *rcount, const int *rdispl, uint64_t deadline)
+{
+	if (b->ops->alltoallv == NULL)
+		return EB_ENOTSUP;
+	return b->ops->alltoallv(b, send, scount, sdispl, recv, rcount, rdispl, deadline);
+}
+
+int eb_boot_has_alltoallv(const struct eb_boot *b)
+{
+	return b->ops->alltoallv != NULL;
+}
+
 int eb_boot_barrier(struct eb_boot *b, uint64_t deadline)
 {
 	char in = 0, *out = malloc((size_t)b->size);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,66 @@ static int mpi_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk
 	return collective(b, 0, in, all, out, all, (int)blk, deadline);
 }
 
+/* MPI_Alltoallv has no deadline of its own and a non-blocking one would be another algorithm
+ * (and our polling in its time): a thread of its own ends this rank when a call has not
+ * returned by the deadline it was armed with. Arming costs a store, inside the timed call. */
+static _Atomic uint64_t a2av_until; /* 0: no call in progress */
+static _Atomic uint64_t a2av_since;
+static pthread_once_t a2av_once = PTHREAD_ONCE_INIT;
+static int a2av_watching;
+
+static void *a2av_watch(void *arg)
+{
+	struct timespec nap = {0, 20000000};
+
+	(void)arg;
+	for (;;) {
+		uint64_t until = atomic_load(&a2av_until);
+
+		if (until != 0 && eb_now_ns() > until) {
+			eb_err(
+			    "MPI_Alltoallv did not return within %.0f s: a rank stopped or hung; "
+			    "ending this rank (the MPI launcher ends the others)",
+			    (double)(until - atomic_load(&a2av_since)) * 1e-9);
+			fflush(NULL);
+			_exit(1);
+		}
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+static void a2av_watch_start(void)
+{
+	pthread_t th;
+
+	a2av_watching = pthread_create(&th, NULL, a2av_watch, NULL) == 0;
+	if (a2av_watching)
+		pthread_detach(th);
+}
+
+static int mpi_alltoallv(struct eb_boot *b, const void *send, const int *scount, const int *sdispl,
+			 void *recv, const int *rcount, const int *rdispl, uint64_t deadline)
+{
+	int rc;
+
+	(void)b;
+	pthread_once(&a2av_once, a2av_watch_start);
+	if (!a2av_watching) {
+		eb_err("cannot start the thread that bounds MPI_Alltoallv's wait");
+		return EB_ESYS;
+	}
+	atomic_store(&a2av_since, eb_now_ns());
+	atomic_store(&a2av_until, deadline);
+	rc = MPI_Alltoallv(send, scount, sdispl, MPI_BYTE, recv, rcount, rdispl, MPI_BYTE, world);
+	atomic_store(&a2av_until, 0);
+	if (rc != MPI_SUCCESS) {
+		eb_err("MPI_Alltoallv failed (MPI error %d)", rc);
+		return EB_EPEER;
+	}
+	return EB_OK;
+}
+
 static int mpi_check(struct eb_boot *b)
 {
 	/* The MPI runtime ends the whole job when a rank dies; a rank asking who is still there
@@ -214,6 +275,7 @@ static const struct eb_boot_ops mpi_ops = {
     .alltoall = mpi_alltoall,
     .check = mpi_check,
     .finalize = mpi_finalize,
+    .alltoallv = mpi_alltoallv,
 };
 
 /* MPI_Init and the communicator calls after it block with no deadline: a rank stopped or hung

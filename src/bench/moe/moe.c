@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 /* The baseline first: the proxied rows are compared with it. */
-static const int order[INIT_N] = {INIT_A2AV, INIT_CPU, INIT_GPU};
+static const int order[INIT_N] = {INIT_A2AV, INIT_MPI, INIT_CPU, INIT_GPU};
 
 static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {

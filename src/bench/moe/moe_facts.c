@@ -214,7 +214,8 @@ static void notes(const struct eb_ctx *c, const struct mstate *st, struct eb_she
 			    c->e->host_ranks, spin, st->rx ? ", receiving threads" : "",
 			    c->e->cores);
 	if (c->mem == EB_MEM_DEVICE && !c->staged && !st->rx &&
-	    strncmp(c->e->prov, "shm", 3) == 0 && (st->inits & ~(1u << INIT_A2AV)))
+	    strncmp(c->e->prov, "shm", 3) == 0 &&
+	    (st->inits & ((1u << INIT_GPU) | (1u << INIT_CPU))))
 		eb_fact_say(s, "note",
 			    "shm copies GPU memory at the target, in the thread that progresses "
 			    "it: here the proxy thread, between its posts (--rx-threads gives the "

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const eb_moe_init_name[] = {"gpu", "cpu", "a2av"};
+const char *const eb_moe_init_name[] = {"gpu", "cpu", "a2av", "mpi"};
 const char *const eb_moe_phase_name[] = {"dispatch", "combine", "pair"};
 
 /* Bytes per rank and phase (means over ranks) that each figure divides by the time. */
 struct totals {
 	double sel[2];	       /* selections x bytes per token (or output) */
-	double fabric[2][2];   /* [producers, a2av]: through the fabric, every leg */
+	double fabric[2][2];   /* [producers, baselines]: through the fabric, every leg */
 	double rdma[2];	       /* DeepEP's: a token once per destination host, its own counted */
 	double nvl[2];	       /* DeepEP's: the tokens a rank ends up with, once each */
 	double a2av_writes[2]; /* the a2av's writes: one per leg and destination with bytes */
@@ -148,25 +148,26 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	eb_rec_int(r, "fastest_rank", x.fastr);
 	eb_rec_int(r, "slowest_rank", x.slow);
 	rate(r, "sel_GBps", of_phase(tt.sel, ph), t);
-	rate(r, "fabric_GBps", of_phase(tt.fabric[init == INIT_A2AV], ph), t);
+	rate(r, "fabric_GBps", of_phase(tt.fabric[!INIT_PROXIED(init)], ph), t);
 	rate(r, "rdma_GBps", of_phase(tt.rdma, ph), t);
 	rate(r, "nvl_GBps", of_phase(tt.nvl, ph), t);
 	/* Same-host stores against the copy engines moving the same bytes (producers only). */
 	eb_rec_num_or_null(r, "intra_GBps", t > 0 ? of_phase(st->ce_bytes, ph) / t / 1e9 : 0,
-			   st->have_ce && init != INIT_A2AV);
+			   st->have_ce && INIT_PROXIED(init));
 	eb_rec_num_or_null(r, "vs_ce", t > 0 ? of_phase(st->ce_s, ph) / t : 0,
-			   st->have_ce && init != INIT_A2AV);
+			   st->have_ce && INIT_PROXIED(init));
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? t / base[ph] : 0, base[ph] > 0);
-	/* The producers' writes as their proxy threads counted them; the a2av's by construction. */
+	/* The producers' writes as their proxy threads counted them; the a2av's by construction;
+	 * MPI's are its own (null). */
 	if (init == INIT_A2AV)
 		writes = of_phase(tt.a2av_writes, ph);
-	eb_rec_num(r, "writes", writes);
-	eb_rec_num(r, "mwrites_per_s", t > 0 ? writes / t / 1e6 : 0.0);
+	eb_rec_num_or_null(r, "writes", writes, init != INIT_MPI);
+	eb_rec_num_or_null(r, "mwrites_per_s", t > 0 ? writes / t / 1e6 : 0.0, init != INIT_MPI);
 	eb_rec_int(r, "producers",
-		   init == INIT_A2AV  ? 0
-		   : init == INIT_GPU ? st->blocks
-				      : eb_moe_cpu_producers(st));
+		   !INIT_PROXIED(init) ? 0
+		   : init == INIT_GPU  ? st->blocks
+				       : eb_moe_cpu_producers(st));
 	eb_rec_int(r, "wrong", (long long)m->wrong);
 	for (k = 0; k < m->ngroups; k++) {
 		struct eb_rec *it = eb_rec_item(r, "ranks");

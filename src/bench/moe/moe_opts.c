@@ -1,6 +1,7 @@
 /* efabench moe's options, the checks made before anything starts, and its descriptor. */
 #include "moe_state.h"
 #include "harness/probe.h"
+#include "efabench/boot.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -97,6 +98,17 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		       "--mem host; give --mem pinned or device");
 		return EB_EINVAL;
 	}
+	if ((mo->initiators & (1u << INIT_MPI)) &&
+	    (eb_boot_detect() != EB_LAUNCH_MPI || !eb_boot_have_mpi())) {
+		eb_err("--initiators mpi times MPI_Alltoallv: start the job with mpirun (and a "
+		       "build with MPI)");
+		return EB_EINVAL;
+	}
+	if ((mo->initiators & (1u << INIT_MPI)) && o->mem == EB_MEM_DEVICE) {
+		eb_err("--initiators mpi: MPI_Alltoallv runs over host memory here (a CUDA-aware "
+		       "MPI is not assumed); give --mem host or pinned");
+		return EB_EINVAL;
+	}
 	if (mo->initiators & (1u << INIT_GPU))
 		o->want_gpu = "--initiators gpu";
 	if (mo->initiators == 0)
@@ -141,7 +153,7 @@ static int moe_probe(const struct eb_opts *o)
 
 static const char *const preset_words[] = {"decode", "prefill", NULL};
 static const char *const dtype_words[] = {"bf16", "fp8", NULL};
-static const char *const init_words[] = {"gpu", "cpu", "a2av", NULL};
+static const char *const init_words[] = {"gpu", "cpu", "a2av", "mpi", NULL};
 static const char *const mode_words[] = {"rank", "ll", "normal", NULL};
 static const char *const intra_words[] = {"auto", "ipc", "fabric", NULL};
 
@@ -188,7 +200,8 @@ static const struct eb_opt moe_opts[] = {
     {"initiators", 0, "LIST", eb_opt_mask, M(initiators), 0, 0,
      "gpu (kernels pack and put through the proxy), cpu (CPU\n"
      "threads push the same puts), a2av (one write per\n"
-     "destination of the same bytes); default: all that can run",
+     "destination of the same bytes), mpi (MPI_Alltoallv of the\n"
+     "same bytes, under mpirun); default: all that can run",
      init_words},
     {"proxy-threads", 0, "N", eb_opt_num, M(proxy_threads), 1, EB_MOE_MAX_Q,
      "proxy threads per rank, each with its own queue and\n"
@@ -231,7 +244,9 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  epoch; after the clock stops every token, output, row and sum is checked.\n"
 	    "  Initiators: gpu (kernels make the items and push puts to the proxy threads),\n"
 	    "  cpu (threads do the same), a2av (the same bytes, leg by leg, as one chunked write\n"
-	    "  per destination through the fabric, posted by the rank: an all-to-all-v).\n"
+	    "  per destination through the fabric, posted by the rank: an all-to-all-v), mpi\n"
+	    "  (under mpirun: MPI_Alltoallv of the a2av's bytes between the same offsets,\n"
+	    "  host or pinned memory).\n"
 	    "  --mem device --staged keeps tokens and outputs in GPU memory and moves pinned\n"
 	    "  bounce buffers, copied in the phase's time.\n"
 	    "  t = a rank's time per iteration: from the barrier that starts every iteration\n"
@@ -240,13 +255,15 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  p50 over iterations of the slowest rank's time in each. Bytes per rank (means\n"
 	    "  over ranks) / p50, in GB/s: sel = selections x bytes per token (or output)\n"
 	    "  (DeepEP's low-latency tests, UCCL-EP, pplx); fabric = bytes the rank writes\n"
-	    "  through the fabric (what its NICs carry; the a2av's: everything not its own);\n"
-	    "  RDMA = a token once per host holding one of its experts, its own host counted,\n"
-	    "  and NVL = the tokens a rank receives, once each (DeepEP's normal tests). Mwr/s =\n"
+	    "  through the fabric (what its NICs carry; the a2av's and mpi's: everything not\n"
+	    "  its own); RDMA = a token once per host holding one of its experts, its own host\n"
+	    "  counted, and NVL = the tokens a rank receives, once each (DeepEP's normal tests). "
+	    "Mwr/s =\n"
 	    "  fabric writes a rank posts per second (JSON: writes per iteration), as its proxy\n"
 	    "  threads counted them: one per item (token or output), or in prefill's packed\n"
 	    "  modes a proxy thread's share per destination in writes of --piece at most;\n"
-	    "  a2av one per leg and destination. x a2av = p50 / the all-to-all-v's p50 for the\n"
+	    "  a2av one per leg and destination; mpi none counted. x a2av = p50 / the "
+	    "all-to-all-v's p50 for the\n"
 	    "  same phase. #wrong = wrong 8-byte words of tokens + wrong bf16 outputs + wrong\n"
 	    "  sums. JSON adds each rank's p50/p99, the traffic matrix, every rank's host, the\n"
 	    "  bytes each rank moves per phase (own, same host, fabric) and, for small runs,\n"

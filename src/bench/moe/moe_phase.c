@@ -70,7 +70,7 @@ int eb_moe_begin(struct eb_ctx *c)
 	const struct mopts *mo = st->mo;
 	int k, rc = EB_OK;
 
-	if (st->init == INIT_A2AV)
+	if (!INIT_PROXIED(st->init))
 		return EB_OK;
 	st->producers = st->init == INIT_GPU ? st->blocks
 			: mo->producers > 0  ? mo->producers
@@ -94,7 +94,7 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 	struct mstate *st = c->priv;
 	int k, rc = EB_OK;
 
-	if (st->init == INIT_A2AV)
+	if (!INIT_PROXIED(st->init))
 		return EB_OK;
 	for (k = 0; failed && k < st->npx; k++)
 		if (eb_moe_px(st, k) != NULL)
@@ -115,7 +115,7 @@ uint64_t eb_moe_puts(const struct mstate *st)
 	uint64_t n = 0;
 	int k;
 
-	for (k = 0; st->init != INIT_A2AV && k < st->nq; k++)
+	for (k = 0; INIT_PROXIED(st->init) && k < st->nq; k++)
 		n += eb_proxy_puts(eb_moe_px(st, k));
 	return n;
 }
@@ -391,8 +391,9 @@ static int step(struct eb_ctx *c, struct mstate *st, int which)
 	int leg, rc = stage(st, which, 0);
 
 	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
-		rc = st->init == INIT_A2AV ? a2a_leg(c, st, which, leg)
-					   : proxied_leg(c, st, which, leg);
+		rc = st->init == INIT_A2AV  ? a2a_leg(c, st, which, leg)
+		     : st->init == INIT_MPI ? eb_moe_mpi_leg(c, st, which, leg)
+					    : proxied_leg(c, st, which, leg);
 	return rc == EB_OK ? stage(st, which, 1) : rc;
 }
 

@@ -241,6 +241,8 @@ static unsigned initiators(const struct eb_ctx *c, const struct mopts *mo)
 
 	if (c->gpu < 0 || c->mem == EB_MEM_HOST || !eb_mem_have_cuda())
 		inits &= ~(1u << INIT_GPU);
+	if (!eb_boot_has_alltoallv(c->boot) || c->mem == EB_MEM_DEVICE)
+		inits &= ~(1u << INIT_MPI);
 	return inits;
 }
 
@@ -308,6 +310,8 @@ static int regions(struct eb_ctx *c, struct mstate *st)
 	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
 	rc = rc != EB_OK ? rc : eb_moe_peers_open(c, st, by_stores(st, c));
 	rc = rc != EB_OK ? rc : eb_moe_ce(c, st);
+	if (rc == EB_OK && (st->inits & (1u << INIT_MPI)))
+		rc = eb_moe_mpi_plan(c, st);
 	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
 		if (st->inits & (1u << i))
 			rc = open_side(c, st, &st->side[i], i == INIT_GPU);
@@ -392,6 +396,7 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 #endif
 	eb_moe_peers_close(st);
 	eb_a2av_fini(&st->a2a);
+	free(st->mpi_v);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);
 	eb_moe_plan_free(&st->plan);

@@ -17,9 +17,11 @@
 
 enum { MOE_DECODE, MOE_PREFILL };
 enum { MOE_BF16, MOE_FP8 };
-enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_N };	 /* who moves the bytes */
-enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
-#define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV))
+enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_MPI, INIT_N }; /* who moves the bytes */
+enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N };	  /* what a timed iteration is */
+#define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV) | (1u << INIT_MPI))
+/* Initiators whose puts go through proxy threads (the others are baselines). */
+#define INIT_PROXIED(i) ((i) == INIT_GPU || (i) == INIT_CPU)
 
 struct mopts {
 	int preset, dtype, mode;	   /* mode: EB_MOE_*, -1 until the preset's is chosen */
@@ -87,11 +89,12 @@ struct mstate {
 	uint64_t *expect;    /* [phase][leg][ranks] signal sums awaited per source (cumulative) */
 	uint64_t runs[2][2]; /* each leg's runs so far: what same-host flags are set to */
 	struct eb_a2av a2a;  /* the baseline's writes and what it awaits (cumulative) */
-	char *host;	     /* a host copy of a region for checking GPU memory */
-	uint16_t *vals;	     /* an expert output as bf16, for filling and checking */
-	float *sum;	     /* sums got and expected, then a scratch row per selection */
-	int init;	     /* the current initiator */
-	int phase;	     /* the current timed phase */
+	int *mpi_v;	/* MPI_Alltoallv's [phase][leg][scount, sdispl, rcount, rdispl][ranks] */
+	char *host;	/* a host copy of a region for checking GPU memory */
+	uint16_t *vals; /* an expert output as bf16, for filling and checking */
+	float *sum;	/* sums got and expected, then a scratch row per selection */
+	int init;	/* the current initiator */
+	int phase;	/* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
 	uint64_t puts_mark; /* the proxy threads' puts when the current point started */
 	double base[PH_N];  /* rank 0: the all-to-all-v's p50 per phase (0: not measured) */
@@ -118,6 +121,10 @@ void eb_moe_teardown(struct eb_ctx *c, int failed);
 /* moe_ce.c: with GPU memory and same-host peers, times the copy engines for each phase's
  * same-host bytes (collective; nothing and EB_OK otherwise). */
 int eb_moe_ce(struct eb_ctx *c, struct mstate *st);
+/* moe_mpi.c: MPI_Alltoallv's counts and displacements for each leg, the same bytes as the
+ * a2av's between the same offsets (collective, with the mpi initiator); one leg's call. */
+int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st);
+int eb_moe_mpi_leg(struct eb_ctx *c, struct mstate *st, int which, int leg);
 
 /* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
 static inline uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)

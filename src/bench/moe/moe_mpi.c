@@ -1,0 +1,89 @@
+/* A baseline a user knows: the MPI library's MPI_Alltoallv moving each leg's bytes, the
+ * a2av's blocks between the same offsets (its own block too), under an MPI launcher. */
+#include "moe_state.h"
+#include "efabench/status.h"
+#include "core/log.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+enum { V_SCOUNT, V_SDISPL, V_RCOUNT, V_RDISPL, V_N };
+
+static int *vec(const struct eb_ctx *c, const struct mstate *st, int ph, int leg, int which)
+{
+	return st->mpi_v + (((size_t)ph * 2 + (size_t)leg) * V_N + (size_t)which) * c->nranks;
+}
+
+/* This rank's block for destination p in a leg: its offset in the source region, its length
+ * and where it lands in p's destination region (as a2a_leg writes it). */
+static void block_of(const struct eb_moe_leg *g, int p, uint64_t *from, uint64_t *len, uint64_t *to)
+{
+	int64_t a = g->off[p], b = g->off[p + 1];
+
+	*len = b > a ? g->packed[b - 1] + g->len[b - 1] - g->packed[a] : 0;
+	*from = b > a ? g->packed[a] : 0;
+	*to = b > a ? g->dst[a] : 0;
+}
+
+/* One leg: the sending side here, the receiving side from every source's (length, offset). */
+static int plan_leg(struct eb_ctx *c, struct mstate *st, int ph, int leg, uint64_t *out,
+		    uint64_t *in)
+{
+	const struct eb_moe_leg *g = &st->plan.leg[ph][leg];
+	int *sc = vec(c, st, ph, leg, V_SCOUNT), *sd = vec(c, st, ph, leg, V_SDISPL);
+	int *rcn = vec(c, st, ph, leg, V_RCOUNT), *rd = vec(c, st, ph, leg, V_RDISPL);
+	int p, rc;
+
+	for (p = 0; p < c->nranks; p++) {
+		uint64_t from, len, to;
+
+		block_of(g, p, &from, &len, &to);
+		if (from + len > INT_MAX || to + len > INT_MAX) {
+			if (c->rank == 0)
+				eb_err("--initiators mpi: MPI_Alltoallv takes int byte counts and "
+				       "offsets, and this shape's regions pass 2 GiB; give fewer "
+				       "--tokens or a smaller --hidden");
+			return EB_EINVAL;
+		}
+		sc[p] = (int)len;
+		sd[p] = (int)from;
+		out[2 * p] = len;
+		out[2 * p + 1] = to;
+	}
+	rc = eb_boot_alltoall(c->boot, out, in, 2 * sizeof(*out), eb_engine_deadline(c->e));
+	for (p = 0; rc == EB_OK && p < c->nranks; p++) {
+		rcn[p] = (int)in[2 * p];
+		rd[p] = (int)in[2 * p + 1];
+	}
+	return rc;
+}
+
+int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st)
+{
+	uint64_t *out = calloc(4 * (size_t)c->nranks, sizeof(*out));
+	int ph, leg, rc = EB_OK;
+
+	st->mpi_v = calloc((size_t)2 * 2 * V_N * (size_t)c->nranks, sizeof(*st->mpi_v));
+	if (out == NULL || st->mpi_v == NULL) {
+		eb_err("out of memory for MPI_Alltoallv's counts (%d ranks)", c->nranks);
+		rc = EB_ENOMEM;
+	}
+	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+		for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
+			rc = plan_leg(c, st, ph, leg, out, out + 2 * c->nranks);
+	free(out);
+	return rc;
+}
+
+int eb_moe_mpi_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
+{
+	int rc =
+	    eb_boot_alltoallv(c->boot, eb_payload_at(&st->src, 0), vec(c, st, which, leg, V_SCOUNT),
+			      vec(c, st, which, leg, V_SDISPL), eb_payload_at(&st->dst, 0),
+			      vec(c, st, which, leg, V_RCOUNT), vec(c, st, which, leg, V_RDISPL),
+			      eb_engine_deadline(c->e));
+
+	if (rc == EB_ENOTSUP)
+		eb_err("--initiators mpi needs a job started by an MPI launcher");
+	return rc;
+}
