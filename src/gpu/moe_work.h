@@ -236,6 +236,49 @@ EB_Q_FN uint16_t eb_moe_bf16(float f)
 	return (uint16_t)(v.u >> 16); /* exact: the sums need no rounding */
 }
 
+#if defined(__CUDACC__)
+/* Item i summed 8 elements (16 bytes) at a time, where its rows and target are aligned: a
+ * thread keeps a row's 16 bytes in flight per load instead of 2, and a peer's memory takes
+ * 16-byte stores over NVLink. 0 where they are not aligned (nothing done). */
+EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t,
+			 uint64_t of)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	const char *from = ph->from_dst ? w->dst : w->src;
+	uint64_t n = ph->len[i] / 16, e;
+	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+	uintptr_t odd = (uintptr_t)to | (uintptr_t)ph->len[i];
+	int k;
+
+	for (r = 0; r < rows; r++)
+		odd |= (uintptr_t)(from + ph->row_at[first + r]);
+	if (odd & 15)
+		return 0;
+	for (e = t; e < n; e += of) {
+		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		uint32_t out[4];
+
+		for (r = 0; r < rows; r++) {
+			uint4 v = ((const uint4 *)(from + ph->row_at[first + r]))[e];
+			uint32_t x[4] = {v.x, v.y, v.z, v.w};
+			float wt = 0.25f * (float)ph->row_w[first + r];
+
+#pragma unroll
+			for (k = 0; k < 4; k++) {
+				acc[2 * k] += wt * eb_moe_f32((uint16_t)(x[k] & 0xffff));
+				acc[2 * k + 1] += wt * eb_moe_f32((uint16_t)(x[k] >> 16));
+			}
+		}
+#pragma unroll
+		for (k = 0; k < 4; k++)
+			out[k] = (uint32_t)eb_moe_bf16(acc[2 * k]) |
+				 (uint32_t)eb_moe_bf16(acc[2 * k + 1]) << 16;
+		((uint4 *)to)[e] = make_uint4(out[0], out[1], out[2], out[3]);
+	}
+	return 1;
+}
+#endif
+
 /* Item i summed into to: elements t, t + of, ... (a GPU block's threads, or one thread). */
 EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
@@ -244,6 +287,10 @@ EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64
 	uint64_t n = ph->len[i] / 2, e;
 	uint32_t r, first = ph->first[i], rows = ph->rows[i];
 
+#if defined(__CUDACC__)
+	if (eb_moe_sum16(w, to, i, t, of))
+		return;
+#endif
 	for (e = t; e < n; e += of) {
 		float acc = 0;
 

@@ -188,7 +188,8 @@ gpu)
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --piece 64K -n 3 --check
-	# By default prefill's blocks pack on every multiprocessor (at least 32); decode's 32 post.
+	# By default prefill's blocks pack on every multiprocessor (at least 32); decode's 32 post
+	# over pinned memory (and store on every multiprocessor into peers' GPU memory, below).
 	cp "$WORK/out.json" "$WORK/prefill.json"
 	run gpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 --initiators gpu,a2av -n 3
 	"$EFABENCH" info --json "$WORK/info.json" >/dev/null || fail "efabench info --json"
@@ -215,6 +216,14 @@ PY
 		run gpu,cpu,a2av --np 2 --provider shm --mem device --tokens 128 --hidden 2048 -n 5
 		grep -q "registration: \(dmabuf\|hmem\|FI_HMEM\)" "$WORK/out" ||
 			grep "registration" "$WORK/out"
+		python3 - "$WORK/out.json" "$WORK/info.json" <<'PY' || fail "decode's GPU blocks"
+import json, sys
+dec, info = (json.load(open(f)) for f in sys.argv[1:3])
+sms, intra = info["gpus"][0]["sms"], dec["intra"]
+blocks = {r["producers"] for r in dec["results"] if r["initiator"] == "gpu"}
+assert blocks == ({max(32, sms)} if intra == "ipc" else {32}), (blocks, sms, intra)
+print("GPU blocks by default, decode into peers' GPU memory (%s): %s" % (intra, blocks))
+PY
 		run gpu,cpu,a2av --np 2 --provider shm --mem device --preset prefill --tokens 512 \
 			--dtype fp8 -n 3 --check
 		# shm's target copies GPU memory: here in the receiving threads.
