@@ -14,7 +14,7 @@ static cudaEvent_t done;
 static int *failed_d;
 static __thread cudaStream_t mine; /* a CPU producer's stream */
 
-__global__ void moe_kernel(struct eb_moe_work w, int *failed)
+__global__ void __launch_bounds__(EB_MOE_THREADS) moe_kernel(struct eb_moe_work w, int *failed)
 {
 	if (eb_moe_produce(&w, (int)blockIdx.x) != 0 && threadIdx.x == 0)
 		atomicExch(failed, 1);
@@ -139,8 +139,8 @@ extern "C" int eb_mk_done(int *failed)
 /* Items [a, b) made by the grid: copies of one length as one sequence of words, otherwise a
  * block per item in turn (a sum's elements over the block's threads). An item already in
  * place (packed where it sits) is left. */
-__global__ void gather_kernel(struct eb_moe_work w, char *to, const uint64_t *to_off, int64_t a,
-			      int64_t b)
+__global__ void __launch_bounds__(256)
+    gather_kernel(struct eb_moe_work w, char *to, const uint64_t *to_off, int64_t a, int64_t b)
 {
 	const struct eb_moe_phase *ph = &w.ph;
 	const char *from = ph->from_dst ? w.dst : w.src;

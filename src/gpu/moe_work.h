@@ -237,11 +237,11 @@ EB_Q_FN uint16_t eb_moe_bf16(float f)
 }
 
 #if defined(__CUDACC__)
+#define EB_MOE_SUMS 2
 /* Item i summed 8 elements (16 bytes) at a time, where its rows and target are aligned: a
  * thread keeps a row's 16 bytes in flight per load instead of 2, and a peer's memory takes
  * 16-byte stores over NVLink. 0 where they are not aligned (nothing done). */
-EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t,
-			 uint64_t of)
+EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
 	const struct eb_moe_phase *ph = &w->ph;
 	const char *from = ph->from_dst ? w->dst : w->src;
@@ -254,26 +254,46 @@ EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint6
 		odd |= (uintptr_t)(from + ph->row_at[first + r]);
 	if (odd & 15)
 		return 0;
-	for (e = t; e < n; e += of) {
-		float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		uint32_t out[4];
+	/* EB_MOE_SUMS words per thread at once: a sum is short (a row per expert), so loads in
+	 * flight come from several words of each row. */
+	for (e = t; e < n; e += of * EB_MOE_SUMS) {
+		float acc[EB_MOE_SUMS][8] = {};
+		int u;
 
 		for (r = 0; r < rows; r++) {
-			uint4 v = ((const uint4 *)(from + ph->row_at[first + r]))[e];
-			uint32_t x[4] = {v.x, v.y, v.z, v.w};
+			const uint4 *row = (const uint4 *)(from + ph->row_at[first + r]);
 			float wt = 0.25f * (float)ph->row_w[first + r];
+			uint4 v[EB_MOE_SUMS];
 
 #pragma unroll
-			for (k = 0; k < 4; k++) {
-				acc[2 * k] += wt * eb_moe_f32((uint16_t)(x[k] & 0xffff));
-				acc[2 * k + 1] += wt * eb_moe_f32((uint16_t)(x[k] >> 16));
+			for (u = 0; u < EB_MOE_SUMS; u++)
+				if (e + (uint64_t)u * of < n)
+					v[u] = row[e + (uint64_t)u * of];
+#pragma unroll
+			for (u = 0; u < EB_MOE_SUMS; u++) {
+				uint32_t x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+
+#pragma unroll
+				for (k = 0; k < 4; k++) {
+					acc[u][2 * k] += wt * eb_moe_f32((uint16_t)(x[k] & 0xffff));
+					acc[u][2 * k + 1] +=
+					    wt * eb_moe_f32((uint16_t)(x[k] >> 16));
+				}
 			}
 		}
 #pragma unroll
-		for (k = 0; k < 4; k++)
-			out[k] = (uint32_t)eb_moe_bf16(acc[2 * k]) |
-				 (uint32_t)eb_moe_bf16(acc[2 * k + 1]) << 16;
-		((uint4 *)to)[e] = make_uint4(out[0], out[1], out[2], out[3]);
+		for (u = 0; u < EB_MOE_SUMS; u++) {
+			uint32_t out[4];
+
+			if (e + (uint64_t)u * of >= n)
+				continue;
+#pragma unroll
+			for (k = 0; k < 4; k++)
+				out[k] = (uint32_t)eb_moe_bf16(acc[u][2 * k]) |
+					 (uint32_t)eb_moe_bf16(acc[u][2 * k + 1]) << 16;
+			((uint4 *)to)[e + (uint64_t)u * of] =
+			    make_uint4(out[0], out[1], out[2], out[3]);
+		}
 	}
 	return 1;
 }
@@ -459,11 +479,13 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 	const struct eb_proxy_dev *d = &w->d[q];
 	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces);
 
-	/* The next rank up first, so that every rank's first writes go to a different peer;
-	 * the local copies last. Every destination is visited even after a failure: a block's
-	 * threads must meet at the same barriers, and the others count on its tickets. */
+	/* The next rank up first, so that every rank's first writes go to a different peer,
+	 * and each of a thread's producers one further: while some copy to one peer, others copy
+	 * to the next or locally (one link or the local memory alone would leave the rest idle).
+	 * Every destination is visited even after a failure: a block's threads must meet at the
+	 * same barriers, and the others count on its tickets. */
 	for (k = 1; k <= w->ranks; k++) {
-		int peer = (w->rank + k) % w->ranks;
+		int peer = (w->rank + k + i) % w->ranks;
 		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
