@@ -210,6 +210,11 @@ int main(int argc, char **argv)
 		code = 0;
 		goto free_own;
 	}
+	if (o.dry_run) {
+		eb_opts_dry_run(stdout, &o);
+		code = 0;
+		goto free_own;
+	}
 	eb_log_set_verbose(o.verbose);
 	if (cmd->bench != NULL && cmd->bench->drive == NULL && cmd->bench->plan == NULL &&
 	    eb_harness_select(cmd->bench, &o, vars) == 0) {

@@ -39,30 +39,39 @@ static int parse_layouts(const struct eb_opt *o, const char *arg, void *field, c
 
 static const struct eb_opt sizes[] = {
     {"minbytes", 'b', "S", eb_opt_size, O(begin), 1, SIZE_MAX_TB,
-     "smallest size (default 256K); sizes take K, M, G, T (binary)"},
-    {"maxbytes", 'e', "S", eb_opt_size, O(end), 1, SIZE_MAX_TB,
-     "largest size (default 64M), always run"},
+     "smallest size; sizes take K, M, G, T (binary)"},
+    {"maxbytes", 'e', "S", eb_opt_size, O(end), 1, SIZE_MAX_TB, "largest size, always run"},
     {"stepfactor", 'f', "F", eb_opt_lng, O(factor), 2, 1 << 20,
      "multiply the size by F each step (default 2)"},
-    {"warmup", 'w', "N", eb_opt_lng, O(warmup), 0, 1e9,
-     "untimed iterations per size and pair (default 5)"},
-    {"iters", 'n', "N", eb_opt_lng, O(iters), 1, 1e9,
-     "timed iterations per size and pair (default 20)"},
-    {"phases", 0, "N", eb_opt_lng, O(phases), 1, 1000,
-     "variants timed by the phase (write --rate, the proxy's NBI\n"
-     "and rate variants) cut -n into N phases, each timed whole\n"
-     "(default 5): JSON gives the phases' spread (phase_*_us),\n"
-     "per-write percentiles are null (no write was timed alone)"},
+};
+
+static const struct eb_opt iters[] = {
+    {"warmup", 'w', "N", eb_opt_lng, O(warmup), 0, 1e9, "untimed iterations per point"},
+    {"iters", 'n', "N", eb_opt_lng, O(iters), 1, 1e9, "timed iterations per point"},
+    {"check", 0, NULL, eb_opt_flag, O(check), 0, 0,
+     "verify every byte after every iteration, not only after\n"
+     "warm-up and after the timed loop"},
+    {"dry-run", 0, NULL, eb_opt_flag, O(dry_run), 0, 0,
+     "print the settings this command line gives a run (JSON:\n"
+     "sizes, warmup, iters, rounds, phases) and exit"},
+};
+
+static const struct eb_opt rounds[] = {
     {"rounds", 0, "R", eb_opt_lng, O(rounds), 1, 1000,
      "the variants of a size take turns R times, each turn a\n"
      "share of every variant's timed iterations (at least R\n"
      "phases for those timed by the phase), so that a host whose\n"
      "speed drifts during the run moves every variant alike and\n"
-     "the ratios between them hold (default 1: each variant's\n"
-     "iterations in one go)"},
-    {"check", 0, NULL, eb_opt_flag, O(check), 0, 0,
-     "verify every byte after every iteration, not only after\n"
-     "warm-up and after the timed loop"},
+     "the ratios between them hold (1: each variant's iterations\n"
+     "in one go)"},
+};
+
+static const struct eb_opt phases[] = {
+    {"phases", 0, "N", eb_opt_lng, O(phases), 1, 1000,
+     "variants timed by the phase (write --rate, the proxy's NBI\n"
+     "and rate variants) cut -n into N phases, each timed whole\n"
+     "(default 5): JSON gives the phases' spread (phase_*_us),\n"
+     "per-write percentiles are null (no write was timed alone)"},
 };
 
 static const char *const polls[] = {"auto", "spin", "yield", NULL};
@@ -203,13 +212,11 @@ static const struct common_group {
 	const struct eb_opt *opts;
 	int nopts;
 } common[] = {
-    GROUP(EB_G_SIZES, "Sizes and iterations", sizes),
-    GROUP(EB_G_FABRIC, "Fabric", fabric),
-    GROUP(EB_G_LAYOUT, "Layouts", layout),
-    GROUP(EB_G_MEM, "Memory", mem),
-    GROUP(EB_G_RANKS, "Ranks", ranks),
-    GROUP(EB_G_OUTPUT, "Output", output),
-    GROUP(EB_G_TESTING, "Testing aids", testing),
+    GROUP(EB_G_SIZES, "Sizes", sizes),	  GROUP(EB_G_ITERS, "Iterations", iters),
+    GROUP(EB_G_ROUNDS, "Turns", rounds),  GROUP(EB_G_PHASES, "Phases", phases),
+    GROUP(EB_G_FABRIC, "Fabric", fabric), GROUP(EB_G_LAYOUT, "Layouts", layout),
+    GROUP(EB_G_MEM, "Memory", mem),	  GROUP(EB_G_RANKS, "Ranks", ranks),
+    GROUP(EB_G_OUTPUT, "Output", output), GROUP(EB_G_TESTING, "Testing aids", testing),
     GROUP(0, "Common", always),
 };
 
@@ -229,16 +236,34 @@ static int groups_of(const struct eb_cmd *cmd, struct eb_opts *o, void *own, str
 	return n;
 }
 
+/* The defaults of a subcommand without rows of its own, and of the fields its rows leave 0. */
+static const struct eb_run_dflt base = {NULL, 256ull << 10, 64ull << 20, 5, 20, 1};
+
+/* The row cmd's options in own pick, its zeros filled from base. */
+static struct eb_run_dflt dflt_row(const struct eb_cmd *cmd, const void *own, int row)
+{
+	struct eb_run_dflt d = base;
+	const struct eb_run_dflt *r;
+
+	if (cmd->ndflts == 0)
+		return d;
+	if (row < 0)
+		row = cmd->dflt_of != NULL ? cmd->dflt_of(own) : 0;
+	r = &cmd->dflts[row];
+	d.mode = r->mode;
+	d.begin = r->begin ? r->begin : d.begin;
+	d.end = r->end ? r->end : d.end;
+	d.warmup = r->warmup ? r->warmup : d.warmup;
+	d.iters = r->iters ? r->iters : d.iters;
+	d.rounds = r->rounds ? r->rounds : d.rounds;
+	return d;
+}
+
 static void defaults(struct eb_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->begin = 256ull << 10;
-	o->end = 64ull << 20;
 	o->factor = 2;
-	o->warmup = 5;
-	o->iters = 20;
 	o->phases = 5;
-	o->rounds = 1;
 	o->corrupt_at = -1;
 	o->stop_rank = -1;
 	o->fab.timeout_s = 30.0;
@@ -331,6 +356,25 @@ static int given(int argc, char **argv, const char *name, char key)
 	return 0;
 }
 
+/* The row's values where the command line gives none (zeros were parsed into nothing). */
+static void apply_dflt(struct eb_opts *o, int argc, char **argv)
+{
+	struct eb_run_dflt d = dflt_row(o->cmd, o->own, -1);
+	unsigned g = o->cmd->groups; /* a subcommand's own -n (matrix) is not ours */
+	int b = (g & EB_G_SIZES) && given(argc, argv, "minbytes", 'b');
+	int e = (g & EB_G_SIZES) && given(argc, argv, "maxbytes", 'e');
+
+	o->sizes_given = b || e;
+	o->iters_given = (g & EB_G_ITERS) && given(argc, argv, "iters", 'n');
+	o->rounds_given = (g & EB_G_ROUNDS) && given(argc, argv, "rounds", 0);
+	o->phases_given = (g & EB_G_PHASES) && given(argc, argv, "phases", 0);
+	o->begin = b ? o->begin : d.begin;
+	o->end = e ? o->end : d.end;
+	o->warmup = (g & EB_G_ITERS) && given(argc, argv, "warmup", 'w') ? o->warmup : d.warmup;
+	o->iters = o->iters_given ? o->iters : d.iters;
+	o->rounds = o->rounds_given ? o->rounds : d.rounds;
+}
+
 int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opts *o, void *own,
 		  int *help)
 {
@@ -346,10 +390,7 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 	rc = eb_opt_parse(argc, argv, 2, g, n, cmd->name, help);
 	if (rc != EB_OK || *help)
 		return rc;
-	o->sizes_given = given(argc, argv, "minbytes", 'b') || given(argc, argv, "maxbytes", 'e');
-	o->iters_given = given(argc, argv, "iters", 'n');
-	o->rounds_given = given(argc, argv, "rounds", 0);
-	o->phases_given = given(argc, argv, "phases", 0);
+	apply_dflt(o, argc, argv);
 	o->argc = argc;
 	o->argv = argv;
 	rc = finish_testing(argc, argv);
@@ -363,6 +404,8 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 		rc = finish_sizes(o);
 	return rc;
 }
+
+static void dflt_help(FILE *f, const struct eb_cmd *cmd);
 
 void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 {
@@ -401,5 +444,60 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 		g[0].title = title;
 	}
 	eb_opt_help(f, g, n);
+	dflt_help(f, cmd);
 	fputs("Exit status: 0 ok, 1 failure (wrong data, lost rank, timeout), 2 bad input.\n", f);
+}
+
+/* One row's values, of the options cmd takes. */
+static void dflt_line(FILE *f, const struct eb_cmd *cmd, const struct eb_run_dflt *d)
+{
+	char b[24], e[24];
+
+	if (cmd->groups & EB_G_SIZES)
+		fprintf(f, " -b %s -e %s", eb_size_format(d->begin, b, sizeof(b)),
+			eb_size_format(d->end, e, sizeof(e)));
+	if (cmd->groups & EB_G_ITERS)
+		fprintf(f, " -w %ld -n %ld", d->warmup, d->iters);
+	if (cmd->groups & EB_G_ROUNDS)
+		fprintf(f, " --rounds %ld", d->rounds);
+	fputc('\n', f);
+}
+
+static void dflt_help(FILE *f, const struct eb_cmd *cmd)
+{
+	int i;
+
+	if (!(cmd->groups & (EB_G_SIZES | EB_G_ITERS | EB_G_ROUNDS)))
+		return;
+	if (cmd->ndflts == 0) {
+		fputs("Defaults (where the command line gives none):\n ", f);
+		dflt_line(f, cmd, &base);
+		return;
+	}
+	fprintf(f, "Defaults by %s (where the command line gives none):\n", cmd->dflt_by);
+	for (i = 0; i < cmd->ndflts; i++) {
+		struct eb_run_dflt d = dflt_row(cmd, NULL, i);
+
+		fprintf(f, "  %-8s", d.mode);
+		dflt_line(f, cmd, &d);
+	}
+}
+
+void eb_opts_dry_run(FILE *f, const struct eb_opts *o)
+{
+	struct eb_run_dflt d = dflt_row(o->cmd, o->own, -1);
+	int i;
+
+	fprintf(f, "{\"bench\": \"%s\", \"mode\": ", o->cmd->name);
+	if (d.mode != NULL)
+		fprintf(f, "\"%s\"", d.mode);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"sizes\": [");
+	for (i = 0; (o->cmd->groups & EB_G_SIZES) && i < o->nsizes; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)o->sizes[i]);
+	fprintf(f,
+		"], \"warmup\": %ld, \"iters\": %ld, \"rounds\": %ld, \"phases\": %ld, "
+		"\"check\": %s}\n",
+		o->warmup, o->iters, o->rounds, o->phases, o->check ? "true" : "false");
 }

@@ -15,5 +15,7 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 
 /* `efabench CMD --help`: what it measures, its metrics, every option it takes. */
 void eb_opts_help(FILE *f, const struct eb_cmd *cmd);
+/* --dry-run: the settings the parsed options give a run, as one JSON object. */
+void eb_opts_dry_run(FILE *f, const struct eb_opts *o);
 
 #endif

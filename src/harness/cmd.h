@@ -16,19 +16,30 @@
 
 /* Groups of common options a subcommand takes (--timeout and -v go with every one). */
 enum {
-	EB_G_SIZES = 1u << 0,	/* -b -e -f -w -n --check */
+	EB_G_SIZES = 1u << 0,	/* -b -e -f */
 	EB_G_FABRIC = 1u << 1,	/* --provider --nics --channels --link-gbps --chunk --window */
 	EB_G_LAYOUT = 1u << 2,	/* --layout */
 	EB_G_RANKS = 1u << 3,	/* --np, and the rendezvous: --root --rank --ranks */
 	EB_G_OUTPUT = 1u << 4,	/* --csv --json */
 	EB_G_TESTING = 1u << 5, /* --corrupt-at --corrupt-key */
 	EB_G_MEM = 1u << 6,	/* --mem --gpu --staged --stage-serial */
+	EB_G_ITERS = 1u << 7,	/* -w -n --check --dry-run */
+	EB_G_ROUNDS = 1u << 8,	/* --rounds: a size's variants take turns */
+	EB_G_PHASES = 1u << 9,	/* --phases: variants timed by the phase */
 };
 
 /* What a fabric benchmark on the harness takes. */
 #define EB_G_FABRIC_BENCH                                                                          \
-	(EB_G_SIZES | EB_G_FABRIC | EB_G_LAYOUT | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING |        \
-	 EB_G_MEM)
+	(EB_G_SIZES | EB_G_ITERS | EB_G_ROUNDS | EB_G_FABRIC | EB_G_LAYOUT | EB_G_RANKS |          \
+	 EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM)
+
+/* A subcommand's defaults for the sweep's options in one of its modes: the options take them
+ * where the command line gives none, and --help prints them; 0: the common default. */
+struct eb_run_dflt {
+	const char *mode; /* the value of the option that picks the row (eb_cmd.dflt_by) */
+	uint64_t begin, end;
+	long warmup, iters, rounds;
+};
 
 struct eb_cmd;
 
@@ -61,10 +72,11 @@ struct eb_opts {
 	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
 	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
-	/* -b/-e, -n, --rounds, --phases on the command line: a subcommand's finish may choose
-	 * its own defaults where they are not, or refuse them */
+	/* -b/-e, -n, --rounds, --phases on the command line: a subcommand's finish may refuse
+	 * them (its defaults come from its eb_run_dflt rows) */
 	int sizes_given, iters_given, rounds_given, phases_given;
-	int argc; /* the command line, for the files' stamp */
+	int dry_run; /* print the settings a run would take, and exit */
+	int argc;    /* the command line, for the files' stamp */
 	char *const *argv;
 	uint64_t sizes[EB_MAX_SIZES];
 	int nsizes;
@@ -90,6 +102,12 @@ struct eb_cmd {
 	/* After parsing, before the size sweep is built: check combinations and derive values;
 	 * EB_EINVAL after one line. */
 	int (*finish)(struct eb_opts *o, void *own);
+	/* Defaults of -b -e -w -n --rounds per mode (NULL: the common ones), the option that
+	 * picks the row, and which row the parsed options pick (NULL: the first). */
+	const struct eb_run_dflt *dflts;
+	int ndflts;
+	const char *dflt_by;
+	int (*dflt_of)(const void *own);
 	/* Every benchmark: the harness runs it in each rank (in this process when alone). */
 	const struct eb_bench *bench;
 	int alone; /* one process, no ranks (queue) */

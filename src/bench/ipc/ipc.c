@@ -327,7 +327,7 @@ const struct eb_cmd eb_cmd_ipc = {
 	    "  %CE = of the copy engine at that size; the receiving GPU checks every byte\n"
 	    "  after warm-up and after the timed copies (--check: every copy), and kernel\n"
 	    "  writes' completion flag",
-    .groups = EB_G_SIZES | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
+    .groups = EB_G_SIZES | EB_G_ITERS | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
     EB_CMD_OPTS(ipc_opts, struct ipc_opts, ipc_defaults, ipc_check),
     .bench = &ipc_bench,
     .probe = ipc_probe,

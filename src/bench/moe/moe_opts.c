@@ -9,11 +9,21 @@
 
 static const struct {
 	int tokens, hidden, topk, experts;
-	long iters, warmup;
 } presets[] = {
-    [MOE_DECODE] = {128, 7168, 8, 256, 50, 5},
-    [MOE_PREFILL] = {4096, 7168, 8, 256, 10, 2},
+    [MOE_DECODE] = {128, 7168, 8, 256},
+    [MOE_PREFILL] = {4096, 7168, 8, 256},
 };
+
+/* Iterations per preset: a decode step is short and its p50 wants many; prefill's are long. */
+static const struct eb_run_dflt moe_dflts[] = {
+    [MOE_DECODE] = {"decode", 0, 0, 5, 50, 0},
+    [MOE_PREFILL] = {"prefill", 0, 0, 2, 10, 0},
+};
+
+static int moe_dflt_of(const void *own)
+{
+	return ((const struct mopts *)own)->preset;
+}
 
 static void moe_defaults(void *arg)
 {
@@ -30,18 +40,9 @@ static int moe_finish(struct eb_opts *o, void *arg)
 	char why[256];
 	int cpu;
 
-	if (o->sizes_given) {
-		eb_err("moe's sizes come from --tokens and --hidden (not -b/-e)");
-		return EB_EINVAL;
-	}
 	if (o->serial) {
 		eb_err("moe stages a phase's bytes whole, before and after it: --stage-serial does "
 		       "not apply");
-		return EB_EINVAL;
-	}
-	if (o->phases_given) {
-		eb_err("moe times every iteration on its own: --phases (points timed by the phase) "
-		       "does not apply");
 		return EB_EINVAL;
 	}
 	if (mo->rx_threads && mo->no_rx_threads) {
@@ -64,10 +65,6 @@ static int moe_finish(struct eb_opts *o, void *arg)
 	mo->hidden = mo->hidden ? mo->hidden : presets[mo->preset].hidden;
 	mo->topk = mo->topk ? mo->topk : presets[mo->preset].topk;
 	mo->experts = mo->experts ? mo->experts : presets[mo->preset].experts;
-	if (!o->iters_given) {
-		o->iters = presets[mo->preset].iters;
-		o->warmup = presets[mo->preset].warmup;
-	}
 	if (mo->topk > mo->experts) {
 		eb_err("--topk %d is more than the %d experts", mo->topk, mo->experts);
 		return EB_EINVAL;
@@ -268,8 +265,12 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  sums. JSON adds each rank's p50/p99, the traffic matrix, every rank's host, the\n"
 	    "  bytes each rank moves per phase (own, same host, fabric) and, for small runs,\n"
 	    "  the experts every token selected",
-    .groups = EB_G_SIZES | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
+    .groups = EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
+    .dflts = moe_dflts,
+    .ndflts = 2,
+    .dflt_by = "--preset",
+    .dflt_of = moe_dflt_of,
     .bench = &eb_moe_bench,
     .probe = moe_probe,
 };

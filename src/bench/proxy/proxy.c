@@ -149,7 +149,6 @@ static int add_cfg(const char *item, void *arg)
 
 static int proxy_finish(struct eb_opts *o, void *arg)
 {
-	static const uint64_t begin[] = {8ull << 20, 8, 4096}, end[] = {1ull << 30, 65536, 4096};
 	struct popts *po = arg;
 	int i;
 
@@ -164,17 +163,9 @@ static int proxy_finish(struct eb_opts *o, void *arg)
 		return EB_EINVAL;
 	}
 	o->want_gpu = po->on_cpu ? NULL : "--producers-on gpu (the default)";
-	o->fab.threads = 2;    /* the rank and its proxy thread spin (CPU producers add theirs) */
-	if (!o->sizes_given) { /* seed 000's sizes, or the small ones latency and rate are about */
-		o->begin = begin[po->mode];
-		o->end = end[po->mode];
-	}
-	if (po->mode == MODE_RATE && !o->iters_given)
-		o->iters = 20000; /* an iteration is one message there */
-	/* The ratio table is the point: the variants take turns unless told otherwise (shm's
-	 * copies drift over a run by more than the ratios, measurements.md). */
-	if (!o->rounds_given)
-		o->rounds = o->iters < 5 ? o->iters : 5;
+	o->fab.threads = 2; /* the rank and its proxy thread spin (CPU producers add theirs) */
+	if (!o->rounds_given && o->rounds > o->iters) /* -n below the turns' default */
+		o->rounds = o->iters;
 	if (po->producers == NULL)
 		po->producers = po->on_cpu ? "1,2,4" : "1b,16b,all";
 	if (po->mode == MODE_RATE && eb_opt_each(po->producers, add_cfg, po) != EB_OK) {
@@ -257,10 +248,11 @@ static int parse_cpu(const struct eb_opt *o, const char *arg, void *field, char 
 
 static const struct eb_opt proxy_opts[] = {
     {"mode", 0, "M", eb_opt_choice, P(mode), 0, 0,
-     "bw (default: seed 000's four variants beside CPU writes,\n"
-     "8M..1G), lat (put + quiet round trips, 8..64K, beside a\n"
-     "CPU write and the GPU<->CPU floor) or rate (small puts\n"
-     "from many producers, 4K, beside CPU-posted writes)",
+     "bw (default: seed 000's four variants beside CPU writes),\n"
+     "lat (put + quiet round trips, beside a CPU write and the\n"
+     "GPU<->CPU floor) or rate (small puts from many producers,\n"
+     "beside CPU-posted writes); each mode's sizes and\n"
+     "iterations: Defaults, below",
      mode_words},
     {"producers-on", 0, "P", eb_opt_choice, P(on_cpu), 0, 0,
      "gpu (default) or cpu (threads run the same device API)", sites},
@@ -300,6 +292,21 @@ static const struct eb_bench proxy_bench = {
     .variants_of = proxy_variants,
 };
 
+/* bw: seed 000's sizes; lat and rate: the small ones they are about. A latency's p50 needs
+ * thousands of round trips (two H200s, 8-byte put: 6.85 us over 20, 4.10 over 5,000); a rate
+ * iteration is one message. The ratio table is the point: the variants take turns (shm's
+ * copies drift over a run by more than the ratios, measurements.md). */
+static const struct eb_run_dflt proxy_dflts[] = {
+    [MODE_BW] = {"bw", 8ull << 20, 1ull << 30, 5, 20, 5},
+    [MODE_LAT] = {"lat", 8, 65536, 100, 5000, 5},
+    [MODE_RATE] = {"rate", 4096, 4096, 5, 20000, 5},
+};
+
+static int proxy_dflt_of(const void *own)
+{
+	return ((const struct popts *)own)->mode;
+}
+
 const struct eb_cmd eb_cmd_proxy = {
     .name = "proxy",
     .summary = "GPU-initiated writes through a CPU proxy, beside CPU-initiated writes",
@@ -312,10 +319,13 @@ const struct eb_cmd eb_cmd_proxy = {
 	    "  t = seconds per put on the producer's clock (GPU %globaltimer or host clock);\n"
 	    "  Gbps = 8*S/t; the ratio table divides each proxy variant's Gbps by the CPU\n"
 	    "  write's of the same channels and size (posted from the proxy thread's CPU),\n"
-	    "  the variants taking turns 5 times unless --rounds says otherwise (--rounds 1:\n"
-	    "  each variant in one go); rate mode adds Mmsg/s = 1/t in JSON; -v prints what\n"
-	    "  each proxy thread did",
-    .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
+	    "  the variants taking turns (--rounds; 1: each variant in one go); rate mode\n"
+	    "  adds Mmsg/s = 1/t in JSON; -v prints what each proxy thread did",
+    .groups = (EB_G_FABRIC_BENCH & ~EB_G_LAYOUT) | EB_G_PHASES,
     EB_CMD_OPTS(proxy_opts, struct popts, proxy_defaults, proxy_finish),
+    .dflts = proxy_dflts,
+    .ndflts = 3,
+    .dflt_by = "--mode",
+    .dflt_of = proxy_dflt_of,
     .bench = &proxy_bench,
 };

@@ -2,7 +2,7 @@
  * the commands per second one consumer thread takes; with one producer, the push-to-seen
  * latency; and in the same run the machine's floor, a ping-pong through mapped memory.
  * Every command carries (producer, sequence) and a check word, so the consumer proves none was
- * lost, duplicated, reordered or torn. */
+ * lost, duplicated (out of order: both) or torn. */
 #include "harness/bench.h"
 #include "queue_prod.h"
 #include "efabench/gpuq.h"
@@ -347,8 +347,10 @@ const struct eb_cmd eb_cmd_queue = {
 	    "  push-to-seen latency, and the floor (a GPU<->CPU ping-pong through mapped\n"
 	    "  memory) in the same run. push-to-seen = one producer's round trip (push; the\n"
 	    "  consumer sees it and echoes through mapped memory) minus half the floor's\n"
-	    "  median round trip; Mcmd/s = commands / (last seen - first seen) / 1e6; every\n"
-	    "  command is checked for loss, duplication, reordering and tearing (#wrong)",
+	    "  median round trip; Mcmd/s = commands / (last seen - first seen) / 1e6;\n"
+	    "  #wrong = lost + duplicated + torn + unknown commands, each producer's in\n"
+	    "  sequence (one that overtakes counts the ones it passed as lost, and each of\n"
+	    "  those as duplicated when it comes)",
     .groups = EB_G_OUTPUT,
     EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
     .bench = &queue_bench,

@@ -1,6 +1,6 @@
 /* efabench queue's producers and consumer: the options, the run's context, and a run of
  * producers (GPU threads, or CPU threads running the same push) drained by one consumer that
- * checks every command for loss, duplication, reordering and tearing. */
+ * checks every command for loss, duplication and tearing (one out of order shows as both). */
 #ifndef EB_BENCH_QUEUE_PROD_H
 #define EB_BENCH_QUEUE_PROD_H
 

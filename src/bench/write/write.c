@@ -376,7 +376,7 @@ const struct eb_cmd eb_cmd_write = {
 	    "  averaged over pairs (each pair in JSON); RoundRobin: every k at once, peer k\n"
 	    "  on channel k % channels. Gbps counts S bytes per t for Single and Split,\n"
 	    "  S*(N-1) for RoundRobin",
-    .groups = EB_G_FABRIC_BENCH,
+    .groups = EB_G_FABRIC_BENCH | EB_G_PHASES,
     EB_CMD_OPTS(write_opts, struct wopts, NULL, write_finish),
     .bench = &write_bench,
 };

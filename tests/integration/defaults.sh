@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# defaults.sh: the defaults --help prints (its "Defaults" block, per subcommand and mode) are the
+# ones a run takes: each row against --dry-run's settings for that mode, and --dry-run against
+# real runs' JSON settings (-w, -n, --rounds, the sizes) on shm. Options a subcommand does not
+# take are refused (exit 2).
+. "$(dirname "$0")/lib.sh"
+
+# help_row CMD MODE: the Defaults line of CMD for MODE ("" where CMD has one row) as JSON.
+help_row() {
+	"$EFABENCH" "$1" --help | python3 -c '
+import json, re, sys
+mode, lines = sys.argv[1], sys.stdin.read().split("\n")
+at = next(i for i, l in enumerate(lines) if l.startswith("Defaults"))
+rows = [l.split() for l in lines[at + 1:] if l.startswith("  ")]
+row = next(r for r in rows if (r[0] == mode if mode else r[0].startswith("-")))
+v = dict(zip(row[int(bool(mode))::2], row[int(bool(mode)) + 1::2]))
+size = lambda s: int(s[:-1]) << 10 * " KMGT".index(s[-1]) if s[-1] in "KMGT" else int(s)
+print(json.dumps({"b": size(v["-b"]) if "-b" in v else None, "e": size(v["-e"]) if "-e" in v else None,
+                  "w": int(v["-w"]), "n": int(v["-n"]), "rounds": int(v.get("--rounds", 1))}))
+' "$2"
+}
+
+# same HELP DRY: the help's row is what --dry-run resolves.
+same() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+h, d = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+got = {"b": d["sizes"][0] if d["sizes"] else None, "e": d["sizes"][-1] if d["sizes"] else None,
+       "w": d["warmup"], "n": d["iters"], "rounds": d["rounds"]}
+if h["b"] is None:
+    got["b"] = got["e"] = None
+assert h == got, (h, got)
+PY
+}
+
+rows=0
+for spec in "write:" "sendrecv:" "alltoall:" "ipc:" "proxy:bw:--mode bw" "proxy:lat:--mode lat" \
+	"proxy:rate:--mode rate" "proxy:bw:" "moe:decode:--preset decode" \
+	"moe:prefill:--preset prefill" "moe:decode:"; do
+	IFS=: read -r cmd mode args <<<"$spec"
+	h=$(help_row "$cmd" "$mode") || fail "$cmd --help: no Defaults row for '${mode:-its only mode}'"
+	# shellcheck disable=SC2086
+	d=$("$EFABENCH" "$cmd" $args --dry-run) || fail "$cmd $args --dry-run"
+	same "$h" "$d" || fail "$cmd ${mode:-}: --help says $h, a run would take $d"
+	rows=$((rows + 1))
+done
+echo "help rows against --dry-run: $rows"
+
+# The README's table of them is the one the help gives.
+readme=$(dirname "$0")/../../README.md
+EFABENCH=$EFABENCH bash "$(dirname "$0")/../../scripts/readme-defaults.sh" >"$WORK/table" ||
+	fail "scripts/readme-defaults.sh"
+sed -n '/^<!-- defaults: /,/^<!-- \/defaults -->/p' "$readme" | sed '1d;$d' >"$WORK/readme"
+diff "$WORK/readme" "$WORK/table" ||
+	fail "README's defaults differ from --help's (scripts/readme-defaults.sh --write)"
+echo "README's defaults: as --help gives them"
+
+# run ARGS...: a real run on shm with --json; its settings and sizes against --dry-run's for
+# the same command line.
+run() {
+	local d
+	d=$("$EFABENCH" "$@" --dry-run) || fail "$* --dry-run"
+	run_ok "efabench $*" timeout 120 "$EFABENCH" "$@" --np 2 --provider shm --timeout 30 \
+		--json "$WORK/out.json"
+	python3 - "$d" "$WORK/out.json" <<'PY' || fail "$*: the run took other settings than --dry-run said"
+import json, sys
+d, j = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))
+s = j["settings"] if "settings" in j else j
+got = (s["warmup"], s["iters"])
+assert got == (d["warmup"], d["iters"]), (got, d)
+if "rounds" in s:
+    assert s["rounds"] == d["rounds"], (s["rounds"], d)
+if d["sizes"]:
+    sizes = sorted({r["size"] for r in j["results"]})
+    assert sizes == d["sizes"], (sizes, d["sizes"])
+PY
+	echo "ran $*: as --dry-run said"
+}
+run write -b 4K -e 16K
+run sendrecv -b 4K -e 8K -w 2
+run proxy --producers-on cpu --mode lat -b 8 -e 64
+run proxy --producers-on cpu --mode rate --producers 1
+run moe --tokens 32 --hidden 256
+run moe --preset prefill --tokens 32 --hidden 256 --initiators cpu,a2av
+
+# Options a subcommand does not take: one line, exit 2.
+for bad in "moe -b 4K" "moe --rounds 2" "moe --phases 3" "sendrecv --phases 3" "alltoall --phases 2" \
+	"ipc --rounds 2"; do
+	# shellcheck disable=SC2086
+	"$EFABENCH" $bad >"$WORK/out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$WORK/out")" -eq 1 ] && grep -q "unknown option" "$WORK/out" ||
+		fail "efabench $bad: exit $rc, $(cat "$WORK/out")"
+done
+echo "PASS"
