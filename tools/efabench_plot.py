@@ -34,8 +34,8 @@ Beside each PNG, STEM-KIND.data.json lists what was drawn: {"series": {label: [[
 "x" (ranks), "p50"/"p99" per initiator and "slowest"), "hlines" (the
 horizontal limits drawn), the axis scales and the stamp, with the JSON's own numbers, unrounded.
 
-Each figure carries the machine, provider and date in its lower right corner: from the JSON's
-settings where present, else from --host/--provider/--date, else "unknown".
+Each figure carries the machine, provider, date and build in its lower right corner: from the
+JSON's stamp and settings where present, else from --host/--provider/--date, else "unknown".
 
 Exit status: 0 ok, 2 bad input (a missing or unreadable file, JSON that is not efabench's, an
 output folder that cannot be written, matplotlib missing). One line on stderr says why.
@@ -117,18 +117,23 @@ def first(*vals):
 
 def stamp_of(doc, args):
     s = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
+    st = doc.get("stamp") if isinstance(doc.get("stamp"), dict) else {}
     hosts = first(s.get("hosts"), doc.get("hosts"))
     if isinstance(hosts, list):
         uniq = list(dict.fromkeys(str(h) for h in hosts))
         hosts = ", ".join(uniq[:3]) + (f" (+{len(uniq) - 3})" if len(uniq) > 3 else "")
-    host = first(s.get("hostname"), s.get("host"), doc.get("hostname"), doc.get("host"), hosts,
-                 args.host)
+    host = first(st.get("host"), s.get("hostname"), s.get("host"), doc.get("hostname"),
+                 doc.get("host"), hosts, args.host)
     prov = first(s.get("provider"), doc.get("provider"), args.provider)
-    date = first(s.get("date"), s.get("timestamp"), doc.get("date"), doc.get("timestamp"),
-                 args.date)
+    date = first(st.get("date"), s.get("date"), s.get("timestamp"), doc.get("date"),
+                 doc.get("timestamp"), args.date)
+    build = "unknown"
+    if st:
+        build = (f"efabench {st.get('efabench', '?')} ({st.get('commit', '?')}), "
+                 f"libfabric {st.get('libfabric_runtime', '?')}")
     return (
         f"machine: {host or 'unknown'}   provider: {prov or 'unknown'}   "
-        f"date: {date or 'unknown'}"
+        f"date: {date or 'unknown'}   build: {build}"
     )
 
 

@@ -1,6 +1,7 @@
 /* efabench report's files: each benchmark's output as Markdown, and index.md. */
 #include "suite.h"
 #include "efabench/status.h"
+#include "efabench/versions.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -84,6 +85,7 @@ int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
 		   const char *plot_cmd, int plot_code)
 {
 	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];
+	struct eb_versions v;
 	FILE *f;
 	int i;
 
@@ -101,7 +103,8 @@ int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
 	cell(f, m->cpu);
 	fprintf(f, ", %ld logical CPUs |\n| kernel | ", m->cpus);
 	cell(f, m->kernel);
-	fprintf(f, " |\n| efabench | %s (`", EB_VERSION_STRING);
+	eb_versions_get(&v);
+	fprintf(f, " |\n| efabench | %s, commit %s (`", v.efabench, v.commit);
 	cell(f, m->self);
 	fprintf(f, "`) |\n| libfabric | ");
 	cell(f, m->libfabric);

@@ -38,13 +38,20 @@ void eb_stamp(const struct eb_ctx *c, struct eb_sheet *s)
 	gmtime_r(&now, &utc);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &utc);
 	command_line(c->o, cmd, sizeof(cmd));
+	/* Each a CSV column too, but the command (quotes and commas of its own). */
 	eb_fact_obj(s, "stamp");
 	eb_fact_str(s, "efabench", NULL, v.efabench);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "commit", NULL, v.commit);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "libfabric_built", NULL, built);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "libfabric_runtime", NULL, runtime);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "host", NULL, host);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "date", NULL, date);
+	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "command", NULL, cmd);
 	eb_fact_end(s);
 }

@@ -306,7 +306,8 @@ void eb_sweep_record(const struct eb_ctx *c, const struct eb_sweep *w, const str
 	eb_rec_int(x, "wrong", (long long)m->wrong);
 	if (c->b->extra != NULL)
 		c->b->extra(c, m, x);
-	eb_rec_append_obj(x, &s->doc.head, "settings");
+	eb_rec_append_obj(x, &s->doc.head, "settings", 0);
+	eb_rec_append_obj(x, &s->doc.head, "stamp", EB_NOT_JSON); /* the CSV's columns */
 	groups(x, m, v->flow, bytes);
 }
 

@@ -161,14 +161,14 @@ void eb_rec_stats(struct eb_rec *r, const struct eb_stats *s, const char *mean_k
 	eb_rec_num(r, key, s->stddev * scale);
 }
 
-/* A deep copy of field f into a fresh field of r. */
-static void copy_field(struct eb_rec *r, const struct eb_field *f)
+/* A deep copy of field f into a fresh field of r (NULL: out of memory, r->oom set). */
+static struct eb_field *copy_field(struct eb_rec *r, const struct eb_field *f)
 {
 	struct eb_field *t = add(r, f->key, f->kind);
 	int k;
 
 	if (t == NULL)
-		return;
+		return NULL;
 	t->flags = f->flags;
 	t->d = f->d;
 	t->i = f->i;
@@ -178,7 +178,7 @@ static void copy_field(struct eb_rec *r, const struct eb_field *f)
 		t->strs = k == 0 ? calloc((size_t)f->n, sizeof(*t->strs)) : t->strs;
 		if (t->strs == NULL || (t->strs[k] = strdup(f->strs[k])) == NULL) {
 			r->oom = 1;
-			return;
+			return t;
 		}
 		t->n = k + 1;
 	}
@@ -186,12 +186,13 @@ static void copy_field(struct eb_rec *r, const struct eb_field *f)
 		t->recs = k == 0 ? calloc((size_t)f->n, sizeof(*t->recs)) : t->recs;
 		if (t->recs == NULL) {
 			r->oom = 1;
-			return;
+			return t;
 		}
 		eb_rec_append(&t->recs[k], &f->recs[k]);
 		t->n = k + 1;
 		r->oom |= t->recs[k].oom;
 	}
+	return t;
 }
 
 void eb_rec_append(struct eb_rec *r, const struct eb_rec *from)
@@ -203,8 +204,10 @@ void eb_rec_append(struct eb_rec *r, const struct eb_rec *from)
 	r->oom |= from->oom;
 }
 
-void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key)
+void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key,
+		       unsigned flags)
 {
+	struct eb_field *t;
 	int i, depth = 0;
 
 	for (i = 0; i < from->n; i++) {
@@ -212,7 +215,9 @@ void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *
 
 		if (depth == 0 && !(f->kind == EB_V_OBJ && strcmp(f->key, key) == 0))
 			continue;
-		copy_field(r, f);
+		t = copy_field(r, f);
+		if (t != NULL)
+			t->flags |= flags;
 		depth += f->kind == EB_V_OBJ ? 1 : f->kind == EB_V_END ? -1 : 0;
 		if (depth == 0)
 			return;

@@ -74,8 +74,10 @@ void eb_rec_stats(struct eb_rec *r, const struct eb_stats *s, const char *mean_k
 /* Append a deep copy of every field of from (a benchmark's own figures kept for later). */
 void eb_rec_append(struct eb_rec *r, const struct eb_rec *from);
 
-/* Append a deep copy of the object key of from (its fields and the object itself). */
-void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key);
+/* Append a deep copy of the object key of from (its fields and the object itself), each
+ * field's flags ORed with flags (EB_NOT_JSON: for the CSV's columns only). */
+void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key,
+		       unsigned flags);
 
 void eb_rec_free(struct eb_rec *r);
 

@@ -39,4 +39,12 @@ esac
 check_definitions "$WORK/out.json"
 check_json "$WORK/out.json" $((5 * variants)) 0
 [ "$(wc -l <"$WORK/out.csv")" -eq $((1 + 5 * variants)) ] || fail "CSV wants a header and a row per size and variant"
+# Every CSV row names the build and run, as the JSON's stamp does.
+python3 - "$WORK/out.csv" "$WORK/out.json" <<'PY' || fail "the CSV rows lack the JSON's stamp"
+import csv, json, sys
+stamp = json.load(open(sys.argv[2]))["stamp"]
+for row in csv.DictReader(open(sys.argv[1])):
+    for k in ("efabench", "commit", "libfabric_built", "libfabric_runtime", "host", "date"):
+        assert row[k] == stamp[k], (k, row[k], stamp[k])
+PY
 echo "PASS"

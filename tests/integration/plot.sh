@@ -97,6 +97,7 @@ for v in variants:
 assert bw["hlines"] == {"link limit 100 Gbps": 100}, bw["hlines"]
 assert bw["xscale"] == "log" and bw["yscale"] == "linear"
 assert "provider: shm" in bw["stamp"], bw["stamp"]
+assert "build: efabench " in bw["stamp"] and "machine: unknown" not in bw["stamp"], bw["stamp"]
 assert "Gbps" in bw["ylabel"] and "us" in lat["ylabel"]
 PY
 	;;

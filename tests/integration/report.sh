@@ -34,6 +34,9 @@ cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: //')
 [ -z "$cpu" ] || grep -qF "| CPU | $cpu, $(grep -c '^processor' /proc/cpuinfo) logical CPUs |" "$idx" ||
 	fail "no CPU model and count"
 grep -q "| libfabric | runtime [0-9.]*, built against [0-9.]* |" "$idx" || fail "no libfabric version"
+stamp=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["stamp"]; print(s["efabench"] + ", commit " + s["commit"])' "$dir/write.json") ||
+	fail "write.json has no stamp"
+grep -qF "| efabench | $stamp (" "$idx" || fail "index.md does not name efabench's version and commit ($stamp)"
 grep -q "| provider | shm " "$idx" || fail "no provider"
 grep -q "| CUDA | " "$idx" || fail "no CUDA line"
 grep -q "| NICs used | shm |" "$idx" || fail "no NICs"
@@ -93,4 +96,19 @@ for size, variant, a, b, ratio in rows:
 mean = f"{math.exp(sum(logs) / len(logs)):.2f}"
 assert f"Geometric mean of B/A over {len(logs)} rows: {mean}" in text, mean
 PY
+# Runs of other settings are other measurements: refused, unless told.
+mkdir -p "$WORK/c"
+python3 - "$dir/write.json" "$WORK/c/write.json" <<'PY' || fail "could not make report C"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["settings"]["iters"] += 7
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$COMPARE" "$dir" "$WORK/c" >"$WORK/cmp3" 2>"$WORK/err3"
+rc=$?
+[ $rc -eq 2 ] && grep -q "write.json was measured with other settings.*iters" "$WORK/err3" ||
+	fail "tools/compare paired runs of other iterations: exit $rc, $(cat "$WORK/err3")"
+"$COMPARE" --any-settings "$dir" "$WORK/c" >"$WORK/cmp3" || fail "--any-settings exited $?"
+grep -q "Settings differ: iters" "$WORK/cmp3" || fail "--any-settings does not name the difference"
+grep -q "^A: efabench .*libfabric" "$WORK/cmp3" || fail "compare does not show the files' stamps"
 echo PASS
