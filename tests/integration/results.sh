@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# results.sh: every JSON under results/ traces to a build (tools/check-results): its stamp, or
+# a README above it naming the commit; and the check fails a file that traces to none.
+. "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+command -v git >/dev/null && git -C "$root" rev-parse HEAD >/dev/null 2>&1 ||
+	skip "not a git checkout: commits cannot be checked"
+cd "$root" || fail "cd $root"
+tools/check-results results || fail "a result file traces to no build (above)"
+# A file without a stamp and no README: named, exit 1; a README naming a commit beside its
+# folder: passes; one naming no commit of this repository: fails again.
+mkdir -p "$WORK/r/box/set"
+echo '{"results": []}' >"$WORK/r/box/set/run-1.json"
+tools/check-results "$WORK/r" >"$WORK/out" && fail "an untraced file passed"
+grep -q "set/run-1.json: no stamp" "$WORK/out" || fail "the untraced file was not named"
+printf '## `set/`\n\nMade by the build of %s.\n' "$(git rev-parse --short HEAD)" >"$WORK/r/box/README.md"
+tools/check-results "$WORK/r" >"$WORK/out" || fail "a README naming the commit did not count: $(cat "$WORK/out")"
+printf '## `set/`\n\nMade by the build of 0123abcd.\n' >"$WORK/r/box/README.md"
+if [ "$(git -C "$root" rev-parse --is-shallow-repository)" != true ]; then
+	tools/check-results "$WORK/r" >"$WORK/out" && fail "a commit not in the repository counted"
+fi
+# A stamped file passes alone.
+rm "$WORK/r/box/README.md"
+echo '{"stamp": {"efabench": "0.7.0", "commit": "abc1234"}, "results": []}' >"$WORK/r/box/set/run-1.json"
+tools/check-results "$WORK/r" >"$WORK/out" || fail "a stamped file did not pass"
+echo "PASS"
