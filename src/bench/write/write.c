@@ -29,20 +29,27 @@ struct write_state {
 	int nall;     /* transfers in all[] */
 	int pipeline; /* unstaged, without --check: the next iteration may be posted early */
 	int ahead;    /* rank 0: the next iteration's transfers are posted already */
+	int rate;     /* --rate: writes of a phase go round slots (span) */
 	int spread;   /* --rate --check: each write of a phase lands in a slot of its own */
 };
 
-/* --rate --check: at most this many bytes of slots, then they are reused. */
+/* --rate: at most this many bytes of slots, then they are reused. */
 #define SPREAD_BYTES (64ull << 20)
 
 struct wopts {
 	int rate;
 };
 
-/* Bytes a phase writes and checks: S, or one slot of S per write of a spread phase. */
+/* Bytes a phase writes and checks, slots of S that its writes go round: --rate --check one
+ * per write; --rate one per write in flight (--window), so that the check after the phase
+ * sees every write of the last window in bytes of its own (a write landing on its
+ * neighbour's slot shows); else S. Within SPREAD_BYTES. */
 static size_t span(const struct eb_ctx *c, const struct write_state *st)
 {
-	size_t n = st->spread ? st->slot / c->bytes : 1;
+	size_t most = st->slot / c->bytes;
+	size_t n = st->spread ? most
+		   : st->rate ? ((size_t)c->window < most ? (size_t)c->window : most)
+			      : 1;
 
 	return c->bytes * (n < (size_t)c->iters ? n : (size_t)c->iters);
 }
@@ -67,10 +74,11 @@ static int write_setup(struct eb_ctx *c)
 	int rc;
 
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
-	st->spread = ((const struct wopts *)c->o->own)->rate && c->o->check;
-	if (st->spread) { /* room for every write of the longest phase, within SPREAD_BYTES */
+	st->rate = ((const struct wopts *)c->o->own)->rate;
+	st->spread = st->rate && c->o->check;
+	if (st->rate) { /* room for every write of the longest phase, or of a window */
 		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
-		size_t want = st->slot * (size_t)n;
+		size_t want = st->slot * (size_t)(st->spread ? n : c->window);
 
 		want = want < SPREAD_BYTES ? want : SPREAD_BYTES;
 		st->slot = want > st->slot ? want : st->slot;
@@ -347,9 +355,10 @@ static const struct eb_opt write_opts[] = {
      "keeps --window of them in flight on channel 0 and is\n"
      "acknowledged once; t = phase / writes over --phases\n"
      "phases (no write is timed alone: per-write percentiles\n"
-     "are null), Mmsg/s in JSON; with --check each write of a\n"
-     "phase lands in a slot of its own (up to 64 MiB of them)\n"
-     "and every slot is checked after the phase. Writes of at\n"
+     "are null), Mmsg/s in JSON. The writes of a phase go round\n"
+     "--window slots (with --check, a slot per write), up to\n"
+     "64 MiB of them, and every slot is checked after the phase:\n"
+     "each write in flight lands in bytes of its own. Writes of at\n"
      "most the provider's inject size (host memory) go by\n"
      "fi_inject_writedata, as raw-libfabric benchmarks send\n"
      "small messages: no completion each, the provider bounds\n"
