@@ -58,6 +58,17 @@ cpu)
 	done
 	run CPUWrite,ProxyPut --producers-on cpu --provider shm --mode lat -b 8 -e 4K -f 8 -n 200
 	grep -q "GPU<->CPU floor" "$WORK/out" || fail "latency mode without the floor"
+	# Unchecked, the puts of a phase go round a slot per put in flight (--active): clean runs
+	# pass the check after each phase; a write of the last window landing on its neighbour's
+	# slot is caught there, without --check.
+	run CPURate,Proxy1t,Proxy3t --producers-on cpu --provider shm --mode rate --producers 1,3 \
+		-b 4K -e 4K -n 3000 --active 16
+	run Single,ProxySingle,ProxySingleNBI,Multi,ProxyMulti,ProxyMultiNBI --producers-on cpu \
+		--provider shm -b 1000 -e 64K -f 8 -n 40 --active 8
+	"$EFABENCH" proxy --np 2 --producers-on cpu --provider shm --mode rate --producers 1 -n 40 \
+		-w 2 --phases 1 --rounds 1 --active 4 --timeout 20 --misplace-chunk 38 >"$WORK/bad" 2>&1 &&
+		fail "an unchecked rate phase missed a write landing on its neighbour's slot"
+	grep -q "wrong words received (proxy CPURate" "$WORK/bad" || fail "no wrong-words line: $(cat "$WORK/bad")"
 	run CPURate,Proxy1t,Proxy3t --producers-on cpu --provider shm --mode rate --producers 1,3 \
 		-b 4K -e 4K -n 3000 --check -v
 	# -v: one line per phase of rank 0's proxy; it took each producer's puts and signal

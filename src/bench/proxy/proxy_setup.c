@@ -39,8 +39,9 @@ static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_prox
 			 want >= 0 ? "--proxy-cpu" : "auto");
 }
 
-/* Rank 0's source and every target's buffer, registered and keys exchanged (collective);
- * with --check a phase's puts each get a slot of their own, within the cap. */
+/* Rank 0's source and every target's buffer, registered and keys exchanged (collective); a
+ * phase-timed phase's puts go round a slot per put in flight, with --check one per put, within
+ * the cap (eb_px_span). */
 static int buffers(struct eb_ctx *c, struct pstate *st, const struct popts *po,
 		   struct eb_proxy_bufs *pb)
 {
@@ -48,9 +49,9 @@ static int buffers(struct eb_ctx *c, struct pstate *st, const struct popts *po,
 
 	st->slot = (size_t)c->o->sizes[c->o->nsizes - 1];
 	st->spread = c->o->check && po->mode != MODE_LAT;
-	if (st->spread) {
+	if (po->mode != MODE_LAT) {
 		long n = c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup;
-		size_t want = st->slot * (size_t)n;
+		size_t want = st->slot * (size_t)(st->spread ? n : po->active);
 
 		want = want < EB_PX_SPREAD_BYTES ? want : EB_PX_SPREAD_BYTES;
 		st->slot = want > st->slot ? want : st->slot;

@@ -56,13 +56,19 @@ static inline int eb_px_producers(const struct eb_ctx *c, const struct pstate *s
 	return (c->var->tag & 0xff) == T_NBI && n == 0 ? st->sms0 : n > 0 ? n : 1;
 }
 
-/* Bytes the puts of a phase of c->iters iterations cover, from offset 0: S, or in a checked
- * phase-timed phase one slot of S per put (every producer's share is rounded up). */
+/* Bytes the puts of a phase of c->iters iterations cover, from offset 0, in slots of S that
+ * they go round: a phase-timed phase (NBI, rate) has a slot per put in flight (--active), so
+ * that the check after it sees every put of the last window in bytes of its own, and with
+ * --check a slot per put (every producer's share rounded up); else S. Within the slots' cap. */
 static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 {
 	int np = eb_px_producers(c, st);
 	long puts = (c->var->tag & 0xff) == T_NBI ? (c->iters + np - 1) / np * np : c->iters;
-	size_t n = st->spread && (c->pt->flags & EB_PT_PHASE_TIMED) ? st->slot / c->bytes : 1;
+	size_t most = st->slot / c->bytes, active = (size_t)eb_px_opts(c)->active;
+	size_t n = !(c->pt->flags & EB_PT_PHASE_TIMED) ? 1
+		   : st->spread			       ? most
+		   : active < most		       ? active
+						       : most;
 
 	return c->bytes * (n < (size_t)puts ? n : (size_t)puts);
 }
