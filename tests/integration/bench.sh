@@ -44,6 +44,10 @@ case " $* " in
 	done
 	run_ok "an unchecked rate run" "$EFABENCH" "$bench" --np "$np" --provider "$prov" \
 		-b 1000 -e 64K -f 8 -n 40 -w 2 --phases 2 --window 4 --rate --timeout 20
+	# One slot (--window 1, sizes past the inject size): each write re-posts the same request,
+	# the path timed phases take at one slot; the bytes are checked after each phase.
+	run_ok "a rate run of one slot" "$EFABENCH" "$bench" --np "$np" --provider "$prov" \
+		-b 64K -e 256K -f 4 -n 40 -w 2 --phases 2 --window 1 --rate --timeout 20
 	;;
 esac
 [ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"
