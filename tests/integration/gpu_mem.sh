@@ -119,6 +119,11 @@ rt = tuple(int(x) for x in info["libfabric"]["runtime"].split(".")[:2])
 assert shm["state"] == "tried", shm
 if rt >= (1, 20):
     assert shm["dmabuf"] is not None or "DMA-BUF handle" in shm["dmabuf_reason"], shm
+# Where the GPU exports DMA-BUF and the runtime takes it (1.20+), the run must have used it: a
+# fall back to FI_HMEM_CUDA there is a failure of the DMA-BUF path, not a choice.
+gpu = info["gpus"][0] if info.get("gpus") else {}
+if rt >= (1, 20) and gpu.get("dmabuf_export") is True:
+    assert shm["dmabuf"] is True, ("DMA-BUF exported and taken by the runtime, yet not used", shm)
 want = "dmabuf" if shm["dmabuf"] else "hmem-cuda"
 assert all(r["settings"]["registration"] == want for r in run["results"]), (want, run["results"][0]["settings"])
 print("registration:", want, "runtime", rt)
