@@ -69,17 +69,23 @@ EB_ORDER_FN int produce(const struct eb_proxy_dev *d, char *src, size_t bytes,
 	uint64_t flag_at = at(a, NCASES);
 	int rc;
 
+	/* Each case starts once rank 1 says it is ready (signal NCASES + case), so that it checks
+	 * the case the moment it is said to be there, with nothing else to do: a check of 32 MiB
+	 * outlasts shm's copy of them. */
+	/* signal: applied after its put landed */
+	rc = eb_signal_wait_until(d, NCASES + CASE_SIGNAL, EB_CMP_GE, 1);
+	rc |= eb_put_signal_nbi(d, 1, at(a, CASE_SIGNAL), at(a, CASE_SIGNAL), a->bytes, CASE_SIGNAL,
+				1, EB_SIGNAL_ADD);
 	/* put: complete on return, so the source is free at once */
-	rc = eb_put(d, 1, at(a, CASE_PUT), at(a, CASE_PUT), a->bytes);
+	rc |= eb_signal_wait_until(d, NCASES + CASE_PUT, EB_CMP_GE, 1);
+	rc |= eb_put(d, 1, at(a, CASE_PUT), at(a, CASE_PUT), a->bytes);
 	overwrite(src + at(a, CASE_PUT), a->bytes);
 	rc |= eb_signal_nbi(d, 1, CASE_PUT, 1, EB_SIGNAL_ADD);
 	/* fence: the flag's put starts once the large one has completed */
+	rc |= eb_signal_wait_until(d, NCASES + CASE_FENCE, EB_CMP_GE, 1);
 	rc |= eb_put_nbi(d, 1, at(a, CASE_FENCE), at(a, CASE_FENCE), a->bytes);
 	rc |= eb_fence(d);
 	rc |= eb_put_nbi(d, 1, flag_at, flag_at, sizeof(uint64_t));
-	/* signal: applied after its put landed */
-	rc |= eb_put_signal_nbi(d, 1, at(a, CASE_SIGNAL), at(a, CASE_SIGNAL), a->bytes, CASE_SIGNAL,
-				1, EB_SIGNAL_ADD);
 	return rc | eb_quiet(d);
 }
 
@@ -87,6 +93,13 @@ EB_ORDER_FN int produce(const struct eb_proxy_dev *d, char *src, size_t bytes,
 static void overwrite_cpu(char *p, size_t len)
 {
 	memset(p, 0xee, len);
+}
+
+/* Rank 1 tells rank 0 it is ready for case k. */
+static int ready(const struct eb_proxy_dev *d, int k)
+{
+	eb_producer_set(0);
+	return eb_signal_nbi(d, 0, NCASES + k, 1, EB_SIGNAL_ADD) | eb_quiet(d);
 }
 
 static int sender(const struct eb_proxy_dev *d, char *src, const struct args *a)
@@ -116,24 +129,27 @@ static int signalled(const uint64_t *sigs, int k, uint64_t until)
 	return 0;
 }
 
-static int receiver(const uint64_t *sigs, const char *dst, const struct args *a, double timeout_s)
+static int receiver(const struct eb_proxy_dev *d, const uint64_t *sigs, const char *dst,
+		    const struct args *a, double timeout_s)
 {
 	const uint64_t *flag = (const uint64_t *)(dst + at(a, NCASES));
 	uint64_t bad[NCASES] = {0}, until = eb_deadline(timeout_s);
 	int k, rc = 0;
 
-	if (signalled(sigs, CASE_PUT, until) != 0)
+	if (ready(d, CASE_SIGNAL) != 0 || signalled(sigs, CASE_SIGNAL, until) != 0)
+		return 1;
+	bad[CASE_SIGNAL] = wrong(dst, a, CASE_SIGNAL);
+	if (ready(d, CASE_PUT) != 0 || signalled(sigs, CASE_PUT, until) != 0)
 		return 1;
 	bad[CASE_PUT] = wrong(dst, a, CASE_PUT);
+	if (ready(d, CASE_FENCE) != 0)
+		return 1;
 	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != FLAG)
 		if (eb_now_ns() > until) {
 			fprintf(stderr, "proxy_order: rank 1: the fence case's flag never came\n");
 			return 1;
 		}
 	bad[CASE_FENCE] = wrong(dst, a, CASE_FENCE);
-	if (signalled(sigs, CASE_SIGNAL, until) != 0)
-		return 1;
-	bad[CASE_SIGNAL] = wrong(dst, a, CASE_SIGNAL);
 	for (k = 0; k < NCASES; k++) {
 		printf("proxy_order: %-6s %llu wrong words of %zu\n", case_name[k],
 		       (unsigned long long)bad[k], a->bytes / 8);
@@ -147,7 +163,8 @@ static int rank_main(struct eb_boot *b, void *arg)
 	const struct args *a = (const struct args *)arg;
 	size_t len = at(a, NCASES) + sizeof(uint64_t);
 	struct eb_fabric_opts fo = {NULL, NULL, a->channels, 0, 30, 0, NULL, 0, 2};
-	struct eb_proxy_opts po = {EB_LAYOUT_SPLIT, 64 << 10, 4, 64, 10, 64, NCASES, GPU, 30, -1};
+	struct eb_proxy_opts po = {EB_LAYOUT_SPLIT, 64 << 10, 4,  64, 10, 64,
+				   2 * NCASES,	    GPU,      30, -1};
 	struct eb_mem src, dst;
 	struct eb_mr *src_mr = (struct eb_mr *)calloc(64, sizeof(*src_mr));
 	struct eb_mr *dst_mr = (struct eb_mr *)calloc(64, sizeof(*dst_mr));
@@ -180,7 +197,7 @@ static int rank_main(struct eb_boot *b, void *arg)
 		rc = 1;
 	}
 	if (rc == 0 && b->rank == 1)
-		rc = receiver(eb_proxy_signals(p), (const char *)dst.ptr, a, fo.timeout_s);
+		rc = receiver(&d, eb_proxy_signals(p), (const char *)dst.ptr, a, fo.timeout_s);
 	rc |= eb_boot_barrier(b, eb_engine_deadline(&e)) != 0;
 	rc |= p != NULL && eb_proxy_stop(p) != 0;
 	eb_proxy_close(p);

@@ -14,6 +14,7 @@ static int gpu_here(void);
 struct eb_proxy_dev;
 struct args;
 static int sender(const struct eb_proxy_dev *d, char *src, const struct args *a);
+static int ready(const struct eb_proxy_dev *d, int k);
 
 #include "proxy_order.c"
 
@@ -42,11 +43,39 @@ static int sender(const struct eb_proxy_dev *d, char *src, const struct args *a)
 	return r;
 }
 
+__global__ void ready_kernel(struct eb_proxy_dev d, int k, int *rc)
+{
+	*rc = eb_signal_nbi(&d, 0, NCASES + k, 1, EB_SIGNAL_ADD) | eb_quiet(&d);
+}
+
+/* Rank 1 tells rank 0 it is ready for case k (a GPU thread: the queue is the GPU's). */
+static int ready(const struct eb_proxy_dev *d, int k)
+{
+	int *rc = NULL, r;
+
+	if (cudaMallocManaged(&rc, sizeof(int)) != cudaSuccess)
+		return 1;
+	*rc = -1;
+	ready_kernel<<<1, 1>>>(*d, k, rc);
+	r = cudaDeviceSynchronize() == cudaSuccess ? *rc : 1;
+	cudaFree(rc);
+	return r;
+}
+
+/* In a child process: CUDA initialised here would be lost to the forked ranks. */
+static int count_gpus(const void *arg, void *out)
+{
+	(void)arg;
+	if (cudaGetDeviceCount((int *)out) != cudaSuccess)
+		*(int *)out = 0;
+	return 0;
+}
+
 static int gpu_here(void)
 {
 	int n = 0;
 
-	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+	if (eb_launch_probe(count_gpus, NULL, &n, sizeof(n)) != 0 || n == 0) {
 		printf("proxy_order: no CUDA GPU here (skipped)\n");
 		return 0;
 	}
