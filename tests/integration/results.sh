@@ -23,4 +23,11 @@ fi
 rm "$WORK/r/box/README.md"
 echo '{"stamp": {"efabench": "0.7.0", "commit": "abc1234"}, "results": []}' >"$WORK/r/box/set/run-1.json"
 tools/check-results "$WORK/r" >"$WORK/out" || fail "a stamped file did not pass"
+# Every measured table of docs/measurements.md and moe.md's Measured names its raw files, and
+# the check fails one that names none.
+tools/check-results --docs docs/measurements.md docs/moe.md || fail "a measured table names no raw files"
+mkdir -p "$WORK/docs"
+printf '## Runs\n\n| a | b |\n|---|---|\n| 1 | 2 |\n' >"$WORK/docs/m.md"
+tools/check-results --docs "$WORK/docs/m.md" >"$WORK/out" && fail "a table without raw files passed"
+grep -q "m.md:3: a table under '## Runs'" "$WORK/out" || fail "the table was not named: $(cat "$WORK/out")"
 echo "PASS"
