@@ -204,8 +204,7 @@ void eb_rec_append(struct eb_rec *r, const struct eb_rec *from)
 	r->oom |= from->oom;
 }
 
-void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key,
-		       unsigned flags)
+void eb_rec_append_obj(struct eb_rec *r, const struct eb_rec *from, const char *key, unsigned flags)
 {
 	struct eb_field *t;
 	int i, depth = 0;
