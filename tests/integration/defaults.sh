@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # defaults.sh: the defaults --help prints (its "Defaults" block, per subcommand and mode) are the
 # ones a run takes: each row against --dry-run's settings for that mode, and --dry-run against
-# real runs' JSON settings (-w, -n, --rounds, the sizes) on shm. Options a subcommand does not
-# take are refused (exit 2).
+# real runs' JSON settings (-w, -n, --rounds, the sizes) on shm; the README's table is the
+# help's; matrix's, doctor's and queue's own options' defaults against a run's JSON. Options a
+# subcommand does not take are refused (exit 2).
 . "$(dirname "$0")/lib.sh"
 
 # help_row CMD MODE: the Defaults line of CMD for MODE ("" where CMD has one row) as JSON.
@@ -82,6 +83,44 @@ run proxy --producers-on cpu --mode lat -b 8 -e 64
 run proxy --producers-on cpu --mode rate --producers 1
 run moe --tokens 32 --hidden 256
 run moe --preset prefill --tokens 32 --hidden 256 --initiators cpu,a2av
+
+# Subcommands with options of their own (matrix, doctor, queue): each default their --help
+# prints, against the value a run records in its JSON.
+# own CMD KEYS ARGS...: KEYS is option=json_key[,...]; a run with ARGS on shm.
+own() {
+	local cmd=$1 keys=$2
+	shift 2
+	"$EFABENCH" "$cmd" --help >"$WORK/help" || fail "$cmd --help"
+	run_ok "efabench $cmd $*" timeout 120 "$EFABENCH" "$cmd" "$@" --json "$WORK/own.json"
+	python3 - "$WORK/help" "$WORK/own.json" "$keys" "$*" <<'PY' || fail "$cmd: --help's defaults against its JSON"
+import json, re, sys
+help_text, doc, keys, args = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+def value(v):
+    if v[-1] in units:
+        return int(float(v[:-1]) * units[v[-1]])
+    try:
+        return float(v) if "." in v else int(v)
+    except ValueError:
+        return v
+for pair in keys.split(","):
+    opt, key = pair.split("=")
+    # the option's text: from its line to the next option's
+    m = re.search(r"^ +(?:-\w, )?--%s\b(.*?)(?=^ +-|\Z)" % re.escape(opt), help_text, re.S | re.M)
+    assert m, opt
+    text = " ".join(m.group(1).split())
+    d = re.search(r"default:? ([\w.]+)(?: GPU, ([\w.]+) CPU)?", text) or \
+        re.search(r"(\w+) \([^)]*; default\)", text)
+    assert d, (opt, text)
+    want = value(d.group(2) if d.lastindex and d.lastindex > 1 and d.group(2) and "cpu" in args else d.group(1))
+    got = doc[key]
+    assert got == want, (opt, "help says", want, "the run took", got)
+    print(f"{opt}: help {want}, run {got}")
+PY
+}
+own matrix size=size,iters=iters,warmup=warmup,lat-iters=lat_iters,flag=flag --np 2 --provider shm -q
+own doctor size=size,iters=iters,rounds=rounds_most,min-link=min_link --np 2 --provider shm -q
+own queue iters=per_producer,slots=slots,batch=batch,placement=placement --producers-on cpu -q
 
 # Options a subcommand does not take: one line, exit 2.
 for bad in "moe -b 4K" "moe --rounds 2" "moe --phases 3" "sendrecv --phases 3" "alltoall --phases 2" \

@@ -211,7 +211,9 @@ static const struct eb_opt doctor_opts[] = {
      "bytes per write of the NIC measurements (default 16M)"},
     {"iters", 'n', "N", eb_opt_lng, D(iters), 1, 1e6, "timed writes per cell (default 3)"},
     {"rounds", 0, "R", eb_opt_lng, D(rounds), 1, 1e6,
-     "tournament rounds: peers each NIC meets (default 2)"},
+     "tournament rounds at most: peers each NIC meets (default\n"
+     "2; fewer where the ranks make fewer; JSON: rounds_most,\n"
+     "and rounds run)"},
     {"no-measure", 0, NULL, eb_opt_flag, D(no_measure), 0, 0,
      "the checks only: no bandwidth, copy or floor measurement"},
     {"brief", 0, NULL, eb_opt_flag, D(brief), 0, 0, "print only WARN and FAIL lines"},

@@ -62,8 +62,10 @@ static void facts(const struct dctx *x, struct eb_sheet *s)
 	eb_fact_int(s, "ranks", NULL, x->n);
 	eb_fact_str(s, "provider", NULL, x->prov);
 	eb_fact_int(s, "rounds", NULL, x->grid != NULL ? x->rounds : 0);
+	eb_fact_int(s, "rounds_most", NULL, x->d->rounds); /* --rounds: the tournament's cap */
 	eb_fact_num(s, "min_link", NULL, x->d->min_link, NULL);
 	eb_fact_int(s, "size", NULL, (long long)x->d->size);
+	eb_fact_int(s, "iters", NULL, x->d->iters);
 	for (int r = 0; r < x->n; r++)
 		eb_rec_strs(&s->doc.head, "hosts", x->all[r].host);
 }

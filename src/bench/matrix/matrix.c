@@ -125,7 +125,7 @@ static void matrix_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_int(s, "rounds", "rounds of disjoint pairs", m->rounds);
 	eb_fact_size(s, "size", "bytes per write", mo->size);
 	eb_fact_int(s, "iters", "timed writes per cell", mo->iters);
-	eb_head_fact(&s->head, "warm-up", "%ld", mo->warm);
+	eb_fact_int(s, "warmup", "warm-up", mo->warm);
 	eb_fact_int(s, "lat_iters", "8-byte writes per cell", mo->lat_iters);
 	eb_fact_num(s, "flag", "flag below", mo->flag, "%.2f x typical");
 	if (mo->expect > 0)
