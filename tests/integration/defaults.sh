@@ -35,9 +35,13 @@ PY
 }
 
 rows=0
-for spec in "write:" "sendrecv:" "alltoall:" "ipc:" "proxy:bw:--mode bw" "proxy:lat:--mode lat" \
-	"proxy:rate:--mode rate" "proxy:bw:" "moe:decode:--preset decode" \
-	"moe:prefill:--preset prefill" "moe:decode:"; do
+# (CPU producers: the defaults are the same, and a build without CUDA refuses GPU ones)
+ipc=ipc:
+"$EFABENCH" info | grep -q "^CUDA: built in" || ipc=
+for spec in "write:" "sendrecv:" "alltoall:" $ipc "proxy:bw:--mode bw --producers-on cpu" \
+	"proxy:lat:--mode lat --producers-on cpu" "proxy:rate:--mode rate --producers-on cpu" \
+	"proxy:bw:--producers-on cpu" "moe:decode:--preset decode" "moe:prefill:--preset prefill" \
+	"moe:decode:"; do
 	IFS=: read -r cmd mode args <<<"$spec"
 	h=$(help_row "$cmd" "$mode") || fail "$cmd --help: no Defaults row for '${mode:-its only mode}'"
 	# shellcheck disable=SC2086
