@@ -8,7 +8,9 @@
  *           carry some of the new ones);
  *   fence   eb_fence orders: a large put, a fence, then an 8-byte put of a flag; rank 1 checks
  *           the large put's bytes the moment the flag appears (without the fence the flag
- *           overtakes the large put's chunks);
+ *           overtakes the large put's chunks where the provider does not keep writes in
+ *           order: tcp, whose channels are connections of their own; shm only on its CMA
+ *           path);
  *   signal  eb_put_signal_nbi's signal is applied once its put has landed: rank 1 checks the
  *           bytes the moment the signal says so.
  * Exit 0 when every case held, 1 otherwise (the case named). */
