@@ -58,6 +58,7 @@ struct eb_ik_op {
 	int dst_dev, src_dev; /* CE: the devices cudaMemcpyPeerAsync names */
 	size_t tma_chunk;     /* TMA: bytes per bulk copy (multiple of 16) */
 	int tma_stages;	      /* TMA: shared-memory buffers per block */
+	int copies;	      /* copies of the buffer per launch (0 or 1: one) */
 	/* Kernels: after a system-scope fence, the last block to finish stores flag_val here
 	 * (release, system scope), the completion signal a target can observe; NULL for none. */
 	uint64_t *flag;

@@ -82,6 +82,12 @@ sweep)
 	check_report 0 1
 	run 0 -b 4M -e 4M -n 5 --grid all --block 1024
 	check_report 0 1
+	# three copies per launch (the tma pipeline runs through them as one stream), checked
+	run 0 -b 1000 -e 1M -f 1000 -w 1 -n 3 --check --copies 3 --grid 1,all --block 256 \
+		--tma-chunk 1K
+	check_report 0 1
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["copies_per_launch"] == 3' \
+		"$WORK/out.json" || fail "copies per launch not recorded"
 	;;
 pairs)
 	n=$gpus

@@ -258,6 +258,7 @@ static void ipc_defaults(void *own)
 	/* 32K x 4 measured best on H200 NVLink (4K..64K chunks, 3..8 stages tried). */
 	io->tma_chunk = 32768;
 	io->tma_stages = 4;
+	io->copies = 1;
 }
 
 #define I(field) EB_AT(struct ipc_opts, field)
@@ -291,6 +292,10 @@ static const struct eb_opt ipc_opts[] = {
      "bytes per bulk copy, a multiple of 16 (default 32K)"},
     {"tma-stages", 0, "N", eb_opt_num, I(tma_stages), 2, 16,
      "shared-memory buffers per tma block (default 4)"},
+    {"copies", 0, "N", eb_opt_num, I(copies), 1, 64,
+     "copies of the buffer per launch, t = a launch's time / N\n"
+     "(default 1): the launch cost spread over N copies, as\n"
+     "nvbandwidth times its copies (16 per launch)"},
     {"link-gbps", 0, "G", eb_opt_dbl, I(link_gbps), 0, 1e9,
      "NVLink Gbps per GPU and direction when NVML reports none"},
     {"no-gate", 0, NULL, eb_opt_flag, I(no_gate), 0, 0,
@@ -326,7 +331,7 @@ const struct eb_cmd eb_cmd_ipc = {
 	    "  copy / t / 1e9; Gbps = 8 x GB/s; NVL% = of NVML's active links x link speed;\n"
 	    "  %CE = of the copy engine at that size; the receiving GPU checks every byte\n"
 	    "  after warm-up and after the timed copies (--check: every copy), and kernel\n"
-	    "  writes' completion flag",
+	    "  writes' completion flag; --copies N: N copies per launch, t = the launch / N",
     .groups = EB_G_SIZES | EB_G_ITERS | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
     EB_CMD_OPTS(ipc_opts, struct ipc_opts, ipc_defaults, ipc_check),
     .bench = &ipc_bench,

@@ -92,7 +92,8 @@ static struct eb_ik_op op_for(const struct ipc_ctx *c, int dir, const struct ipc
 			      .block = sh->block,
 			      .len = size,
 			      .tma_chunk = c->io->tma_chunk,
-			      .tma_stages = c->io->tma_stages};
+			      .tma_stages = c->io->tma_stages,
+			      .copies = c->io->copies};
 	unsigned char *remote = c->peer[b] + slot(c, b, c->rank) * c->stride;
 	unsigned char *mine = c->loc + slot(c, c->rank, b) * c->stride;
 

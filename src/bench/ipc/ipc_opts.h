@@ -26,6 +26,7 @@ struct ipc_opts {
 	unsigned dirs;	  /* bit per IPC_WRITE, IPC_READ */
 	uint64_t tma_chunk;
 	int tma_stages;
+	int copies;	  /* copies of the buffer per launch; t = a launch's time / copies */
 	double link_gbps; /* NVLink per GPU and direction when NVML reports none */
 	int no_gate;	  /* launches queued without the gate (tools that serialize them) */
 };

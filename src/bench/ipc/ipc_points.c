@@ -142,7 +142,8 @@ int ipc_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct ipc_ctx *ic = c->priv;
 	struct eb_ik_op ops[64], empty = {.method = EB_IK_EMPTY, .grid = 1, .block = 32};
-	int nops;
+	int nops, rc;
+	long i;
 
 	*got = 0;
 	if (samples == NULL)
@@ -154,8 +155,11 @@ int ipc_run(struct eb_ctx *c, long n, double *samples, long *got)
 	nops = ipc_my_ops(ic, dir_of(c->pt), &ic->shapes[c->pt->var], c->turn, c->pt->size, ops);
 	if (nops == 0)
 		return EB_OK;
-	return eb_ik_run(ic->timer, ops, nops, n, samples, got, c->o->fab.timeout_s,
-			 ic->io->pairs == IPC_ALL ? ipc_barrier : NULL, ic);
+	rc = eb_ik_run(ic->timer, ops, nops, n, samples, got, c->o->fab.timeout_s,
+		       ic->io->pairs == IPC_ALL ? ipc_barrier : NULL, ic);
+	for (i = 0; i < *got; i++) /* seconds per copy */
+		samples[i] /= ic->io->copies;
+	return rc;
 }
 
 int ipc_verify_hook(struct eb_ctx *c, uint64_t *wrong)

@@ -79,6 +79,7 @@ void ipc_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_break(s);
 	eb_fact_size(s, "tma_chunk", "tma chunk", io->tma_chunk);
 	eb_fact_int(s, "tma_stages", "tma stages", io->tma_stages);
+	eb_fact_int(s, "copies_per_launch", "copies per launch", io->copies);
 	eb_fact_bool(s, "gate", "launches behind a gate", !io->no_gate);
 	eb_fact_int(s, "warmup", "warmup", c->o->warmup);
 	eb_fact_int(s, "iters", "iters", c->o->iters);
@@ -90,9 +91,12 @@ void ipc_facts(const struct eb_ctx *c, struct eb_sheet *s)
 		    eb_ik_ce_api(), (unsigned long long)io->tma_chunk, io->tma_stages);
 	eb_fact_say(s, NULL,
 		    "t = mean seconds per copy on the initiating GPU: CUDA events between "
-		    "back-to-back launches, %s",
+		    "back-to-back launches, %s%s",
 		    io->no_gate ? "queued without a gate (--no-gate: launch cost included)"
-				: "queued behind a gate");
+				: "queued behind a gate",
+		    io->copies > 1 ? "; each launch copies the buffer --copies times, t = the "
+				     "launch / copies"
+				   : "");
 	eb_fact_say(s, NULL,
 		    "GB/s = bytes moved per copy / t / 1e9; Gbps = 8 x GB/s; NVL%% = of "
 		    "the NVLink peak; %%CE = of the copy engine, same size");
