@@ -103,6 +103,12 @@ int eb_xfer_done(const struct eb_xfer *x);
  * engine's timeout from the wait's first look at the clock). */
 int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline);
 
+/* A send of len bytes (at most the channel's inject_size, from memory the CPU reads) by
+ * fi_inject: buf is free again on return and no completion comes for it, as raw-libfabric
+ * ping-pongs send small messages. Progresses the engine while the provider's queue is full,
+ * up to the engine's timeout. */
+int eb_xfer_inject_send(struct eb_engine *e, int chan, int peer, const void *buf, size_t len);
+
 /* Immediate data a waiter expects: arrivals from peer on chan reaching count. */
 struct eb_imm_wait {
 	int peer, chan; /* chan EB_CHAN_ANY: the sum over every channel */

@@ -429,6 +429,32 @@ int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
 	return n == 0 ? EB_OK : eb_xfer_wait_imm(xs[0]->e, xs, n, NULL, 0, deadline);
 }
 
+int eb_xfer_inject_send(struct eb_engine *e, int chan, int peer, const void *buf, size_t len)
+{
+	struct fid_ep *ep = e->chan[chan].ep;
+	fi_addr_t addr = e->chan[chan].peers[peer];
+	uint64_t deadline = EB_DEADLINE_LAZY;
+	ssize_t rc;
+
+	/* A full queue empties only as completions are read: progress, then try again. */
+	while ((rc = fi_inject(ep, buf, len, addr)) == -FI_EAGAIN) {
+		int k = eb_progress(e);
+		int r = k < 0 ? k : eb_engine_polled(e, k > 0, &deadline);
+
+		if (r == EB_ETIMEDOUT)
+			eb_err("timed out after %.1f s: channel %d took no send to rank %d",
+			       e->timeout_s, chan, peer);
+		if (r != EB_OK)
+			return r;
+	}
+	if (rc != 0) {
+		eb_err("fi_inject of %zu bytes to rank %d on channel %d: %s", len, peer, chan,
+		       fi_strerror((int)-rc));
+		return EB_EFABRIC;
+	}
+	return EB_OK;
+}
+
 struct burst {
 	struct eb_req *reqs;
 	int *free; /* stack of requests not in flight */

@@ -50,6 +50,16 @@ case " $* " in
 		-b 64K -e 256K -f 4 -n 40 -w 2 --phases 2 --window 1 --rate --timeout 20
 	;;
 esac
+if [ "$bench" = sendrecv ]; then
+	# Host messages within the provider's inject size (shm's is 4 KiB) go by fi_inject.
+	python3 - "$WORK/out.json" "$prov" <<'PY' || fail "sendrecv's inject field is wrong"
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert all(isinstance(r["inject"], bool) for r in res)
+assert not res[-1]["inject"], "2 MiB went by fi_inject"
+assert sys.argv[2] != "shm" or res[0]["inject"], "1000 bytes on shm did not go by fi_inject"
+PY
+fi
 [ "$variants" -eq "$want" ] || fail "$variants variants ran, want $want"
 check_definitions "$WORK/out.json"
 check_json "$WORK/out.json" $((5 * variants)) 0

@@ -15,6 +15,7 @@ struct sendrecv_state {
 	int rx_armed;
 	int pipeline; /* unstaged, without --check: rank 0 may post its next message early */
 	int ahead;    /* rank 0's next message is posted already */
+	int inject;   /* the message goes by fi_inject: no send completion to wait for */
 };
 
 static int sendrecv_setup(struct eb_ctx *c)
@@ -75,10 +76,20 @@ static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
 {
 	int rc;
 
+	if (st->inject)
+		return eb_xfer_inject_send(c->e, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes);
 	eb_xfer_send(&st->tx, 0, c->peer, eb_payload_at(&st->out, 0), c->bytes, st->chunk,
 		     eb_region_desc(&st->out.reg, 0));
 	rc = eb_payload_stage(c, &st->out, &st->tx, 1);
 	return rc == EB_OK ? eb_xfer_step(&st->tx) : rc;
+}
+
+/* Messages of at most the provider's inject size from memory the CPU reads go by fi_inject,
+ * as fi_rdm_pingpong and osu_latency send them. */
+static int uses_inject(const struct eb_ctx *c, const struct sendrecv_state *st, size_t bytes)
+{
+	return !st->out.staged && c->mem != EB_MEM_DEVICE && bytes <= st->chunk &&
+	       bytes <= c->e->chan[0].inject_size;
 }
 
 static int sendrecv_prepare(struct eb_ctx *c)
@@ -97,6 +108,7 @@ static int sendrecv_prepare(struct eb_ctx *c)
 	if (rc == EB_OK)
 		rc = eb_payload_fill(c, &st->in, 0, c->bytes, &in);
 	st->pipeline = !st->out.staged && !st->in.staged && !c->o->check;
+	st->inject = uses_inject(c, st, c->bytes);
 	st->ahead = 0;
 	/* Posted before the barrier that precedes the first send. */
 	return rc == EB_OK ? arm_rx(c, st) : rc;
@@ -132,7 +144,7 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 		rc = st->ahead ? EB_OK : send_first(c, st);
 		st->ahead = 0;
 		if (rc == EB_OK)
-			rc = wait(c, st, 1, 1);
+			rc = wait(c, st, !st->inject, 1);
 		st->rx_armed = 0;
 		/* The next message goes out as soon as the reply is in, before the harness's
 		 * timestamp: an iteration then runs from one send to the next, and no clock read
@@ -153,7 +165,7 @@ static int sendrecv_iter(struct eb_ctx *c, long i)
 	rc = arm_tx(c, st);
 	if (rc == EB_OK && i + 1 < c->iters)
 		rc = arm_rx(c, st);
-	return rc == EB_OK ? wait(c, st, 1, 0) : rc;
+	return rc == EB_OK && !st->inject ? wait(c, st, 1, 0) : rc;
 }
 
 static int sendrecv_verify(struct eb_ctx *c, uint64_t *wrong)
@@ -174,6 +186,12 @@ static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off, 
 	return &((struct sendrecv_state *)c->priv)->in;
 }
 
+/* Whether this size's messages went by fi_inject. */
+static void sendrecv_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
+{
+	eb_rec_bool(rec, "inject", uses_inject(c, c->priv, (size_t)m->pt->size));
+}
+
 static const struct eb_bench sendrecv_bench = {
     .priv_size = sizeof(struct sendrecv_state),
     .metric = "t = half the round trip (one-way); S bytes go each way",
@@ -182,6 +200,7 @@ static const struct eb_bench sendrecv_bench = {
 		  EB_LAYOUT_SINGLE,
 		  EB_FLOW_PAIRS}},
     .one_way = 1,
+    .extra = sendrecv_extra,
     EB_BENCH_HOOKS(sendrecv),
 };
 
@@ -190,7 +209,9 @@ const struct eb_cmd eb_cmd_sendrecv = {
     .summary = "two-sided send/recv ping-pong, rank 0 <-> rank k",
     .help = "  fi_send/fi_recv ping-pong rank 0 <-> rank k with pre-posted receives;\n"
 	    "  t = HALF the round trip (one-way time); S bytes travel each way and Gbps\n"
-	    "  counts S per one-way t",
+	    "  counts S per one-way t; messages of at most the provider's inject size from\n"
+	    "  host or pinned memory go by fi_inject (no send completion; JSON: inject), as\n"
+	    "  fi_rdm_pingpong sends them",
     .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
     .bench = &sendrecv_bench,
 };
