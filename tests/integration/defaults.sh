@@ -2,7 +2,7 @@
 # defaults.sh: the defaults --help prints (its "Defaults" block, per subcommand and mode) are the
 # ones a run takes: each row against --dry-run's settings for that mode, and --dry-run against
 # real runs' JSON settings (-w, -n, --rounds, the sizes) on shm; the README's table is the
-# help's; matrix's, doctor's and queue's own options' defaults against a run's JSON. Options a
+# help's; matrix's, doctor's, queue's and moe's own options' defaults against a run's JSON. Options a
 # subcommand does not take are refused (exit 2).
 . "$(dirname "$0")/lib.sh"
 
@@ -125,6 +125,48 @@ PY
 own matrix size=size,iters=iters,warmup=warmup,lat-iters=lat_iters,flag=flag --np 2 --provider shm -q
 own doctor size=size,iters=iters,rounds=rounds_most,min-link=min_link --np 2 --provider shm -q
 own queue iters=per_producer,slots=slots,batch=batch,placement=placement --producers-on cpu -q
+
+# moe's own options: what --help says each preset, mode and option defaults to, against a
+# decode and a prefill run given nothing but the preset.
+"$EFABENCH" moe --help >"$WORK/help" || fail "moe --help"
+for preset in decode prefill; do
+	args=(--np 2 --provider shm -n 2 -w 1 -q)
+	[ $preset = prefill ] && args+=(--preset prefill)
+	run_ok "efabench moe ${args[*]}" timeout 120 "$EFABENCH" moe "${args[@]}" --json "$WORK/$preset.json"
+done
+python3 - "$WORK/help" "$WORK/decode.json" "$WORK/prefill.json" <<'PY' || fail "moe: --help's defaults against its JSON"
+import json, re, sys
+help_text = open(sys.argv[1]).read()
+runs = {"decode": json.load(open(sys.argv[2])), "prefill": json.load(open(sys.argv[3]))}
+def opt(name):  # the option's text: from its line to the next option's or group's
+    m = re.search(r"^ {2,6}--%s \S+(.*?)(?=^ {2,6}-|^\S|\Z)" % name, help_text, re.S | re.M)
+    assert m, name
+    return " ".join(m.group(1).split())
+def same(what, want, got):
+    assert want == got, (what, "help says", want, "the run took", got)
+    print(f"{what}: help {want}, run {got}")
+p = opt("preset")
+same("preset", re.search(r"(\w+) \(default", p).group(1), runs["decode"]["preset"])
+for preset in runs:
+    same(f"{preset} tokens", int(re.search(r"%s \((?:default: )?(\d+) tokens" % preset, p).group(1)),
+         runs[preset]["tokens"])
+    m = re.search(r"both hidden (\d+), top-(\d+) of (\d+) experts", p)
+    for i, key in enumerate(("hidden", "topk", "experts")):
+        same(f"{preset} {key}", int(m.group(i + 1)), runs[preset][key])
+m = opt("mode")
+same("decode mode", re.search(r"(\w+) \(decode's default", m).group(1), runs["decode"]["mode"])
+same("prefill mode", re.search(r"(\w+) \(prefill's", m).group(1), runs["prefill"]["mode"])
+for preset, run in runs.items():
+    same(f"{preset} dtype", re.search(r"(\w+) \(default", opt("dtype")).group(1), run["dtype"])
+    same(f"{preset} route", re.search(r"(\w+) \(default\)", opt("route")).group(1), run["routing"])
+    same(f"{preset} seed", int(re.search(r"default (\d+)", opt("seed")).group(1)), run["seed"])
+    same(f"{preset} intra", re.search(r"default auto: (\w+)", opt("intra")).group(1), run["intra"])
+    assert "default: --chunk" in opt("piece")
+    same(f"{preset} piece", run["chunk"], run["piece"])
+    assert "hosts by host name" in opt("hosts")
+    same(f"{preset} hosts (one machine)", 1, run["hosts"])
+    same(f"{preset} hosts emulated", False, run["hosts_emulated"])
+PY
 
 # Options a subcommand does not take: one line, exit 2.
 for bad in "moe -b 4K" "moe --rounds 2" "moe --phases 3" "sendrecv --phases 3" "alltoall --phases 2" \

@@ -3,7 +3,8 @@
 #   refuse   fewer than two GPUs (CI: none; on a GPU machine one, through
 #            CUDA_VISIBLE_DEVICES): exit 2 with one clear line, no rank started
 #   sweep    two or more GPUs: the sweep on small and odd sizes, both directions, every
-#            method, every byte verified after every copy; JSON and CSV checked
+#            method, every byte verified after every copy; JSON and CSV checked; the
+#            defaults --help gives ipc's own options against a run's JSON
 #   pairs    two or more GPUs: --pairs each and --pairs all
 #   corrupt  two or more GPUs: a flipped byte on the receiving GPU fails the run (exit 1)
 #   shared   two or more GPUs, other GPU work beside: two ipc jobs at once, then ipc beside a
@@ -88,6 +89,34 @@ sweep)
 	check_report 0 1
 	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["copies_per_launch"] == 3' \
 		"$WORK/out.json" || fail "copies per launch not recorded"
+	# ipc's own options left to their defaults: what --help says each is, the run took.
+	"$EFABENCH" ipc --help >"$WORK/help"
+	run 0 -b 64K -e 64K -w 1 -n 2 --dirs write
+	python3 - "$WORK/help" "$WORK/out.json" <<'PY' || fail "ipc: --help's defaults against its JSON"
+import json, re, sys
+help_text, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+def opt(name):
+    m = re.search(r"^ {2,6}--%s \S+(.*?)(?=^ {2,6}-|^\S|\Z)" % name, help_text, re.S | re.M)
+    assert m, name
+    return " ".join(m.group(1).split())
+def same(what, want, got):
+    assert want == got, (what, "help says", want, "the run took", got)
+    print(f"{what}: help {want}, run {got}")
+units = {"K": 1 << 10, "M": 1 << 20}
+sweep = [r for r in doc["results"] if r["kind"] == "sweep"]
+same("pairs", re.search(r"(\w+) \([^)]*, default\)", opt("pairs")).group(1), doc["pairs"])
+assert "default all three" in opt("methods")
+same("methods", {"ce", "st", "tma"}, {r["method"] for r in sweep})
+grids = re.search(r"default ([\d,a-z]+)\)", opt("grid")).group(1).split(",")
+same("grid", {doc["sms"] if g == "all" else int(g) for g in grids},
+     {r["grid"] for r in sweep if r["method"] == "tma"})
+same("block", {int(b) for b in re.search(r"default ([\d,]+)\)", opt("block")).group(1).split(",")},
+     {r["block"] for r in sweep if r["method"] == "st"})
+v = re.search(r"default (\d+)([KM]?)\)", opt("tma-chunk"))
+same("tma-chunk", int(v.group(1)) * units.get(v.group(2), 1), doc["tma_chunk"])
+same("tma-stages", int(re.search(r"default (\d+)\)", opt("tma-stages")).group(1)), doc["tma_stages"])
+same("copies", int(re.search(r"\(default (\d+)\)", opt("copies")).group(1)), doc["copies_per_launch"])
+PY
 	;;
 pairs)
 	n=$gpus
