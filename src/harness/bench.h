@@ -159,6 +159,10 @@ int eb_payload_fill(struct eb_ctx *c, const struct eb_payload *p, size_t off, si
 		    const struct eb_pattern *pat);
 uint64_t eb_payload_check(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
 			  const struct eb_pattern *pat);
+/* Bytes of S-byte slots that a timed phase's writes go round, so that the check after it sees
+ * each write still in flight in bytes of its own: `in_flight` slots (or, spread, as many as
+ * fit: one per write), within `room` bytes and never more than the phase's `writes`. */
+size_t eb_payload_slots(size_t bytes, size_t room, int spread, size_t in_flight, long writes);
 /* Staged runs: the n armed transfers that move [off..] of p copy through the GPU (outgoing:
  * before they post; receives: as chunks arrive). A no-op when not staged. */
 int eb_payload_stage(struct eb_ctx *c, struct eb_payload *p, struct eb_xfer *xs, int n);

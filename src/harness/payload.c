@@ -282,3 +282,11 @@ int eb_payload_landed(struct eb_ctx *c, uint64_t deadline)
 		sched_yield();
 	}
 }
+
+size_t eb_payload_slots(size_t bytes, size_t room, int spread, size_t in_flight, long writes)
+{
+	size_t most = room / bytes;
+	size_t n = spread || in_flight > most ? most : in_flight;
+
+	return bytes * (n < (size_t)writes ? n : (size_t)writes);
+}

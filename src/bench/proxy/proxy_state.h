@@ -64,13 +64,10 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 {
 	int np = eb_px_producers(c, st);
 	long puts = (c->var->tag & 0xff) == T_NBI ? (c->iters + np - 1) / np * np : c->iters;
-	size_t most = st->slot / c->bytes, active = (size_t)eb_px_opts(c)->active;
-	size_t n = !(c->pt->flags & EB_PT_PHASE_TIMED) ? 1
-		   : st->spread			       ? most
-		   : active < most		       ? active
-						       : most;
+	size_t in_flight = c->pt->flags & EB_PT_PHASE_TIMED ? (size_t)eb_px_opts(c)->active : 1;
+	int spread = (c->pt->flags & EB_PT_PHASE_TIMED) && st->spread;
 
-	return c->bytes * (n < (size_t)puts ? n : (size_t)puts);
+	return eb_payload_slots(c->bytes, st->slot, spread, in_flight, puts);
 }
 
 /* The benchmark's hooks (proxy_setup.c). */

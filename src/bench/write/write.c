@@ -40,18 +40,14 @@ struct wopts {
 	int rate;
 };
 
-/* Bytes a phase writes and checks, slots of S that its writes go round: --rate --check one
- * per write; --rate one per write in flight (--window), so that the check after the phase
- * sees every write of the last window in bytes of its own (a write landing on its
- * neighbour's slot shows); else S. Within SPREAD_BYTES. */
+/* Bytes a phase writes and checks: --rate goes round a slot per write in flight (--window; with
+ * --check one per write) within SPREAD_BYTES, so that the check after the phase sees every write
+ * of the last window in bytes of its own; else S. */
 static size_t span(const struct eb_ctx *c, const struct write_state *st)
 {
-	size_t most = st->slot / c->bytes;
-	size_t n = st->spread ? most
-		   : st->rate ? ((size_t)c->window < most ? (size_t)c->window : most)
-			      : 1;
+	size_t in_flight = st->rate ? (size_t)c->window : 1;
 
-	return c->bytes * (n < (size_t)c->iters ? n : (size_t)c->iters);
+	return eb_payload_slots(c->bytes, st->slot, st->spread, in_flight, c->iters);
 }
 
 static int alloc_xfers(struct eb_ctx *c, struct write_state *st)
