@@ -134,17 +134,14 @@ for preset in decode prefill; do
 	[ $preset = prefill ] && args+=(--preset prefill)
 	run_ok "efabench moe ${args[*]}" timeout 120 "$EFABENCH" moe "${args[@]}" --json "$WORK/$preset.json"
 done
-python3 - "$WORK/help" "$WORK/decode.json" "$WORK/prefill.json" <<'PY' || fail "moe: --help's defaults against its JSON"
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK/help" "$WORK/decode.json" "$WORK/prefill.json" <<'PY' || fail "moe: --help's defaults against its JSON"
 import json, re, sys
+import help_opts
+from help_opts import same
 help_text = open(sys.argv[1]).read()
 runs = {"decode": json.load(open(sys.argv[2])), "prefill": json.load(open(sys.argv[3]))}
-def opt(name):  # the option's text: from its line to the next option's or group's
-    m = re.search(r"^ {2,6}--%s \S+(.*?)(?=^ {2,6}-|^\S|\Z)" % name, help_text, re.S | re.M)
-    assert m, name
-    return " ".join(m.group(1).split())
-def same(what, want, got):
-    assert want == got, (what, "help says", want, "the run took", got)
-    print(f"{what}: help {want}, run {got}")
+def opt(name):
+    return help_opts.opt(help_text, name)
 p = opt("preset")
 same("preset", re.search(r"(\w+) \(default", p).group(1), runs["decode"]["preset"])
 for preset in runs:

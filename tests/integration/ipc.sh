@@ -92,16 +92,13 @@ sweep)
 	# ipc's own options left to their defaults: what --help says each is, the run took.
 	"$EFABENCH" ipc --help >"$WORK/help"
 	run 0 -b 64K -e 64K -w 1 -n 2 --dirs write
-	python3 - "$WORK/help" "$WORK/out.json" <<'PY' || fail "ipc: --help's defaults against its JSON"
+	PYTHONPATH="$(dirname "$0")" python3 - "$WORK/help" "$WORK/out.json" <<'PY' || fail "ipc: --help's defaults against its JSON"
 import json, re, sys
+import help_opts
+from help_opts import same
 help_text, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 def opt(name):
-    m = re.search(r"^ {2,6}--%s \S+(.*?)(?=^ {2,6}-|^\S|\Z)" % name, help_text, re.S | re.M)
-    assert m, name
-    return " ".join(m.group(1).split())
-def same(what, want, got):
-    assert want == got, (what, "help says", want, "the run took", got)
-    print(f"{what}: help {want}, run {got}")
+    return help_opts.opt(help_text, name)
 units = {"K": 1 << 10, "M": 1 << 20}
 sweep = [r for r in doc["results"] if r["kind"] == "sweep"]
 same("pairs", re.search(r"(\w+) \([^)]*, default\)", opt("pairs")).group(1), doc["pairs"])
