@@ -299,6 +299,34 @@ EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint6
 }
 #endif
 
+#if !defined(__CUDACC__)
+#define EB_MOE_CPU_BLOCK 512
+/* Elements [t, t + EB_MOE_CPU_BLOCK) of item i, on a CPU: rows outer and elements inner, the
+ * accumulators in L1, loops of a fixed count that compilers make vector instructions of at -O2
+ * (in isolation, 2 rows of 7,168 elements: 5x the element-at-a-time loop, which reads every
+ * row once per element). */
+static inline void eb_moe_sum_block(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t)
+{
+	const struct eb_moe_phase *ph = &w->ph;
+	const char *from = ph->from_dst ? w->dst : w->src;
+	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+	float acc[EB_MOE_CPU_BLOCK];
+	int k;
+
+	for (k = 0; k < EB_MOE_CPU_BLOCK; k++)
+		acc[k] = 0;
+	for (r = 0; r < rows; r++) {
+		const uint16_t *row = (const uint16_t *)(from + ph->row_at[first + r]) + t;
+		float wt = 0.25f * (float)ph->row_w[first + r];
+
+		for (k = 0; k < EB_MOE_CPU_BLOCK; k++)
+			acc[k] += wt * eb_moe_f32(row[k]);
+	}
+	for (k = 0; k < EB_MOE_CPU_BLOCK; k++)
+		((uint16_t *)to)[t + k] = eb_moe_bf16(acc[k]);
+}
+#endif
+
 /* Item i summed into to: elements t, t + of, ... (a GPU block's threads, or one thread). */
 EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
@@ -310,6 +338,11 @@ EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64
 #if defined(__CUDACC__)
 	if (eb_moe_sum16(w, to, i, t, of))
 		return;
+#else
+	/* One CPU thread: whole blocks first (eb_moe_sum_block), the rest one element at a time. */
+	if (of == 1)
+		for (; t + EB_MOE_CPU_BLOCK <= n; t += EB_MOE_CPU_BLOCK)
+			eb_moe_sum_block(w, to, i, t);
 #endif
 	for (e = t; e < n; e += of) {
 		float acc = 0;
