@@ -25,42 +25,51 @@ static void block_of(const struct eb_moe_leg *g, int p, uint64_t *from, uint64_t
 	*to = b > a ? g->dst[a] : 0;
 }
 
-/* One leg: the sending side here, the receiving side from every source's (length, offset). */
+/* One leg: the sending side here, the receiving side from every source's (length, offset,
+ * whether any of its blocks passes what int counts and offsets hold). Every rank learns
+ * whether one does, so all of them give up together instead of waiting for a rank that
+ * stopped. */
 static int plan_leg(struct eb_ctx *c, struct mstate *st, int ph, int leg, uint64_t *out,
 		    uint64_t *in)
 {
 	const struct eb_moe_leg *g = &st->plan.leg[ph][leg];
 	int *sc = vec(c, st, ph, leg, V_SCOUNT), *sd = vec(c, st, ph, leg, V_SDISPL);
 	int *rcn = vec(c, st, ph, leg, V_RCOUNT), *rd = vec(c, st, ph, leg, V_RDISPL);
+	uint64_t big = 0;
 	int p, rc;
 
 	for (p = 0; p < c->nranks; p++) {
 		uint64_t from, len, to;
 
 		block_of(g, p, &from, &len, &to);
-		if (from + len > INT_MAX || to + len > INT_MAX) {
+		big |= from + len > INT_MAX || to + len > INT_MAX;
+		sc[p] = len > INT_MAX ? 0 : (int)len;
+		sd[p] = from > INT_MAX ? 0 : (int)from;
+		out[3 * p] = len;
+		out[3 * p + 1] = to;
+	}
+	for (p = 0; p < c->nranks; p++)
+		out[3 * p + 2] = big;
+	rc = eb_boot_alltoall(c->boot, out, in, 3 * sizeof(*out), eb_engine_deadline(c->e));
+	for (p = 0; rc == EB_OK && p < c->nranks; p++) {
+		if (in[3 * p + 2]) {
 			if (c->rank == 0)
-				eb_err("--initiators mpi: MPI_Alltoallv takes int byte counts and "
-				       "offsets, and this shape's regions pass 2 GiB; give fewer "
-				       "--tokens or a smaller --hidden");
+				eb_err(
+				    "--initiators mpi: MPI_Alltoallv takes int byte counts and "
+				    "offsets, and rank %d's regions pass 2 GiB in this shape; give "
+				    "fewer --tokens or a smaller --hidden",
+				    p);
 			return EB_EINVAL;
 		}
-		sc[p] = (int)len;
-		sd[p] = (int)from;
-		out[2 * p] = len;
-		out[2 * p + 1] = to;
-	}
-	rc = eb_boot_alltoall(c->boot, out, in, 2 * sizeof(*out), eb_engine_deadline(c->e));
-	for (p = 0; rc == EB_OK && p < c->nranks; p++) {
-		rcn[p] = (int)in[2 * p];
-		rd[p] = (int)in[2 * p + 1];
+		rcn[p] = (int)in[3 * p];
+		rd[p] = (int)in[3 * p + 1];
 	}
 	return rc;
 }
 
 int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st)
 {
-	uint64_t *out = calloc(4 * (size_t)c->nranks, sizeof(*out));
+	uint64_t *out = calloc(6 * (size_t)c->nranks, sizeof(*out));
 	int ph, leg, rc = EB_OK;
 
 	st->mpi_v = calloc((size_t)2 * 2 * V_N * (size_t)c->nranks, sizeof(*st->mpi_v));
@@ -70,7 +79,7 @@ int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st)
 	}
 	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
 		for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
-			rc = plan_leg(c, st, ph, leg, out, out + 2 * c->nranks);
+			rc = plan_leg(c, st, ph, leg, out, out + 3 * c->nranks);
 	free(out);
 	return rc;
 }
