@@ -482,62 +482,63 @@ EB_Q_FN void eb_moe_flag(const struct eb_moe_work *w, int peer, int q)
 #endif
 }
 
-/* One destination's share of this producer: made in place (itself, a same-host peer), or
- * through the fabric. 0 or -1. */
-EB_Q_FN int eb_moe_reach(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
-			 int peer, int64_t a, int64_t b)
-{
-	int mine = eb_moe_on_queue(w, q);
-	int64_t x = eb_moe_cut(a, b, i, mine), y = eb_moe_cut(a, b, i + 1, mine);
-
-	if (peer == w->rank || w->peer[peer] != NULL) {
-		int rc = eb_moe_make_at(w, peer, 0, x, y);
-
-		EB_MOE_SYNC(w); /* stored, before the flag says so */
-		return rc;
-	}
-	return w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b) : eb_moe_send(w, d, peer, x, y);
-}
-
 /* Producer p's whole leg: 0 or -1. On the GPU every thread of the block calls it and thread
- * 0's result counts. The producers of one proxy thread share two duties through tickets
- * (counters in w->tickets that only grow): the last to finish its share for a destination
- * tells it so, once: a signal that adds the items all of them put there (plus EB_MOE_MARK,
- * so that a destination learns of nothing as surely as of something), or a flag stored in a
- * same-host peer; the last to finish everything waits for the proxy thread to complete it
- * all (one quiet, not one spinning poller per producer). */
+ * 0's result counts. Peers first, each producer of a proxy thread starting one peer further
+ * (while some store to one peer, others store to the next: one link alone would leave the
+ * rest idle); its own items last, made while the stores to peers drain. Items for a same-host
+ * peer are stored straight into its region, and one fence after them all covers every peer
+ * (a fence per destination made each wait for its own stores to land). The producers of one
+ * proxy thread share two duties through tickets (counters in w->tickets that only grow): the
+ * last to finish its share for a destination tells it so, once: a flag stored in a same-host
+ * peer, or a signal through the fabric that adds the items all of them put there (plus
+ * EB_MOE_MARK, so that a destination learns of nothing as surely as of something); and where
+ * the leg used the fabric, the last to finish everything waits for the proxy thread to
+ * complete it all (one quiet, not one spinning poller per producer). Every destination is
+ * visited even after a failure: a block's threads must meet at the same barriers, and the
+ * others count on its tickets. */
 EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 {
-	int q = p % w->nq, i = p / w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0;
+	int q = p % w->nq, i = p / w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0, fabric = 0;
 	const struct eb_proxy_dev *d = &w->d[q];
 	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces);
 
-	/* The next rank up first, so that every rank's first writes go to a different peer,
-	 * and each of a thread's producers one further: while some copy to one peer, others copy
-	 * to the next or locally (one link or the local memory alone would leave the rest idle).
-	 * Every destination is visited even after a failure: a block's threads must meet at the
-	 * same barriers, and the others count on its tickets. */
-	for (k = 1; k <= w->ranks; k++) {
-		int peer = (w->rank + k + i) % w->ranks;
+	for (k = 0; k < w->ranks - 1; k++) {
+		int peer = (w->rank + 1 + (k + i) % (w->ranks - 1)) % w->ranks;
 		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
-		if (peer == w->rank && w->own_by_rank)
+		if (w->peer[peer] != NULL) {
+			if (eb_moe_make_at(w, peer, 0, eb_moe_cut(a, b, i, mine),
+					   eb_moe_cut(a, b, i + 1, mine)) != 0)
+				rc = -1;
 			continue;
-		if (eb_moe_reach(w, d, q, i, peer, a, b) != 0)
+		}
+		fabric = 1;
+		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b)
+				 : eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
+					       eb_moe_cut(a, b, i + 1, mine))) != 0)
 			rc = -1;
-		if (peer == w->rank || !EB_MOE_LEAD || !eb_moe_last(&tk[peer], mine))
-			continue;
-		if (w->peer[peer] != NULL)
-			eb_moe_flag(w, peer, q);
-		else if (eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
-				       (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
-				       EB_SIGNAL_ADD) != 0)
+		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
+		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
+				  (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
+				  EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
-	EB_MOE_SYNC(w);
-	if (EB_MOE_LEAD && eb_moe_last(&tk[w->ranks], mine) && eb_quiet(d) != 0)
+	if (!w->own_by_rank) {
+		int64_t first = w->ph.off[w->rank], n = w->ph.off[w->rank + 1] - first;
+		int64_t a = first + n * q / eb_moe_queues(w);
+		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
+
+		if (eb_moe_make_at(w, w->rank, 0, eb_moe_cut(a, b, i, mine),
+				   eb_moe_cut(a, b, i + 1, mine)) != 0)
+			rc = -1;
+	}
+	EB_MOE_SYNC(w); /* stored, before the flags say so; packed, before the quiet */
+	for (k = 0; k < w->ranks; k++)
+		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD && eb_moe_last(&tk[k], mine))
+			eb_moe_flag(w, k, q);
+	if (fabric && EB_MOE_LEAD && eb_moe_last(&tk[w->ranks], mine) && eb_quiet(d) != 0)
 		rc = -1;
 	return rc;
 }
