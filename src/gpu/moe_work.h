@@ -189,6 +189,20 @@ EB_Q_FN int eb_moe_last(uint64_t *t, int mine)
 	return 1;
 }
 
+/* The same right after EB_MOE_SYNC: every thread of the block has fenced its stores and met
+ * the others since, so the ticket needs no fence of its own. */
+#if defined(__CUDACC__)
+EB_Q_FN int eb_moe_last_synced(uint64_t *t, int mine)
+{
+	if (((uint64_t)atomicAdd((unsigned long long *)t, 1ull) + 1) % (uint64_t)mine != 0)
+		return 0;
+	__threadfence_system();
+	return 1;
+}
+#else
+#define eb_moe_last_synced eb_moe_last
+#endif
+
 /* Proxy threads that have producers, producers on thread q, and the share of thread q
  * among n items (relative to the destination's first). */
 EB_Q_FN int eb_moe_queues(const struct eb_moe_work *w)
@@ -210,6 +224,18 @@ EB_Q_FN int64_t eb_moe_queue_items(const struct eb_moe_work *w, int q, int64_t n
 EB_Q_FN int64_t eb_moe_cut(int64_t a, int64_t b, int i, int of)
 {
 	return a + (b - a) * i / of;
+}
+
+/* Producer i of thread q's part of destination peer's items: [*x, *y). */
+EB_Q_FN void eb_moe_part(const struct eb_moe_work *w, int q, int i, int peer, int64_t *x,
+			 int64_t *y)
+{
+	int mine = eb_moe_on_queue(w, q);
+	int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
+	int64_t a = first + n * q / eb_moe_queues(w), b = first + n * (q + 1) / eb_moe_queues(w);
+
+	*x = eb_moe_cut(a, b, i, mine);
+	*y = eb_moe_cut(a, b, i + 1, mine);
 }
 
 /* A weighted sum of bf16 rows, element by element in float: the rows hold small integers and
@@ -482,15 +508,59 @@ EB_Q_FN void eb_moe_flag(const struct eb_moe_work *w, int peer, int q)
 #endif
 }
 
+/* The k-th destination a producer visits: peers from the next rank up, each producer of a
+ * proxy thread starting one peer further (while some store to one peer, others store to the
+ * next: one link alone would leave the rest idle), the rank itself last. */
+EB_Q_FN int eb_moe_dest(const struct eb_moe_work *w, int i, int k)
+{
+	return k < w->ranks - 1 ? (w->rank + 1 + (k + i) % (w->ranks - 1)) % w->ranks : w->rank;
+}
+
+/* Everything this producer makes in place: items for same-host peers, stored straight into
+ * their regions, and its own (unless the rank's thread copies them). A GPU block takes every
+ * destination a step at a time (about two passes of its threads' loads), so that copies into
+ * this GPU's memory go on while the stores to peers wait for their links, instead of after
+ * them; a CPU producer takes each destination whole (over GPU memory, each is one kernel). */
+EB_Q_FN int eb_moe_stores(const struct eb_moe_work *w, int q, int i)
+{
+	int64_t s, more = 1;
+	int k, rc = 0;
+
+	for (s = 0; more; s++) {
+		more = 0;
+		for (k = 0; k < w->ranks; k++) {
+			int peer = eb_moe_dest(w, i, k);
+			int64_t x, y, c;
+
+			if (peer == w->rank ? w->own_by_rank : w->peer[peer] == NULL)
+				continue;
+			eb_moe_part(w, q, i, peer, &x, &y);
+#if defined(__CUDACC__)
+			c = y > x ? (int64_t)((uint64_t)blockDim.x * EB_MOE_UNROLL * 32 /
+					      (w->ph.len[x] > 0 ? w->ph.len[x] : 1))
+				  : 1;
+			c = c > 0 ? c : 1;
+#else
+			c = y - x;
+#endif
+			if (x + s * c >= y)
+				continue;
+			more |= x + (s + 1) * c < y;
+			if (eb_moe_make_at(w, peer, 0, x + s * c,
+					   x + (s + 1) * c < y ? x + (s + 1) * c : y) != 0)
+				rc = -1;
+		}
+	}
+	return rc;
+}
+
 /* Producer p's whole leg: 0 or -1. On the GPU every thread of the block calls it and thread
- * 0's result counts. Peers first, each producer of a proxy thread starting one peer further
- * (while some store to one peer, others store to the next: one link alone would leave the
- * rest idle); its own items last, made while the stores to peers drain. Items for a same-host
- * peer are stored straight into its region, and one fence after them all covers every peer
- * (a fence per destination made each wait for its own stores to land). The producers of one
- * proxy thread share two duties through tickets (counters in w->tickets that only grow): the
- * last to finish its share for a destination tells it so, once: a flag stored in a same-host
- * peer, or a signal through the fabric that adds the items all of them put there (plus
+ * 0's result counts. Peers reached through the fabric first (their writes travel while the
+ * rest is made), then everything made in place (eb_moe_stores), and one fence after it all
+ * covers every peer (a fence per destination made each wait for its own stores to land). The
+ * producers of one proxy thread share two duties through tickets (counters in w->tickets that only
+ * grow): the last to finish its share for a destination tells it so, once: a flag stored in a
+ * same-host peer, or a signal through the fabric that adds the items all of them put there (plus
  * EB_MOE_MARK, so that a destination learns of nothing as surely as of something); and where
  * the leg used the fabric, the last to finish everything waits for the proxy thread to
  * complete it all (one quiet, not one spinning poller per producer). Every destination is
@@ -503,21 +573,17 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces);
 
 	for (k = 0; k < w->ranks - 1; k++) {
-		int peer = (w->rank + 1 + (k + i) % (w->ranks - 1)) % w->ranks;
-		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
+		int peer = eb_moe_dest(w, i, k);
+		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first, x, y;
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
-		if (w->peer[peer] != NULL) {
-			if (eb_moe_make_at(w, peer, 0, eb_moe_cut(a, b, i, mine),
-					   eb_moe_cut(a, b, i + 1, mine)) != 0)
-				rc = -1;
+		if (w->peer[peer] != NULL)
 			continue;
-		}
 		fabric = 1;
+		eb_moe_part(w, q, i, peer, &x, &y);
 		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b)
-				 : eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
-					       eb_moe_cut(a, b, i + 1, mine))) != 0)
+				 : eb_moe_send(w, d, peer, x, y)) != 0)
 			rc = -1;
 		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
 		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
@@ -525,20 +591,14 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 				  EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
-	if (!w->own_by_rank) {
-		int64_t first = w->ph.off[w->rank], n = w->ph.off[w->rank + 1] - first;
-		int64_t a = first + n * q / eb_moe_queues(w);
-		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
-
-		if (eb_moe_make_at(w, w->rank, 0, eb_moe_cut(a, b, i, mine),
-				   eb_moe_cut(a, b, i + 1, mine)) != 0)
-			rc = -1;
-	}
+	if (eb_moe_stores(w, q, i) != 0)
+		rc = -1;
 	EB_MOE_SYNC(w); /* stored, before the flags say so; packed, before the quiet */
 	for (k = 0; k < w->ranks; k++)
-		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD && eb_moe_last(&tk[k], mine))
+		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD &&
+		    eb_moe_last_synced(&tk[k], mine))
 			eb_moe_flag(w, k, q);
-	if (fabric && EB_MOE_LEAD && eb_moe_last(&tk[w->ranks], mine) && eb_quiet(d) != 0)
+	if (fabric && EB_MOE_LEAD && eb_moe_last_synced(&tk[w->ranks], mine) && eb_quiet(d) != 0)
 		rc = -1;
 	return rc;
 }
