@@ -263,49 +263,68 @@ EB_Q_FN uint16_t eb_moe_bf16(float f)
 }
 
 #if defined(__CUDACC__)
-#define EB_MOE_SUMS 2
+#define EB_MOE_SUMS 1
+#define EB_MOE_ROWS 4
 /* Item i summed 8 elements (16 bytes) at a time, where its rows and target are aligned: a
  * thread keeps a row's 16 bytes in flight per load instead of 2, and a peer's memory takes
- * 16-byte stores over NVLink. 0 where they are not aligned (nothing done). */
+ * 16-byte stores over NVLink. 0 where they are not aligned (nothing done). A sum is short (a
+ * row per expert) and a block makes one at a time, so a thread's loads in flight come from
+ * EB_MOE_SUMS words of EB_MOE_ROWS rows at once: the rows' addresses first, then all their
+ * words (row by row, a thread waited on memory twice per row: for its address, then its
+ * words). */
 EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
 	const struct eb_moe_phase *ph = &w->ph;
 	const char *from = ph->from_dst ? w->dst : w->src;
 	uint64_t n = ph->len[i] / 16, e;
-	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+	uint32_t r0, first = ph->first[i], rows = ph->rows[i];
 	uintptr_t odd = (uintptr_t)to | (uintptr_t)ph->len[i];
-	int k;
+	int j, k, u;
 
-	for (r = 0; r < rows; r++)
-		odd |= (uintptr_t)(from + ph->row_at[first + r]);
+	for (r0 = 0; r0 < rows; r0 += EB_MOE_ROWS)
+#pragma unroll
+		for (j = 0; j < EB_MOE_ROWS; j++)
+			if (r0 + j < rows)
+				odd |= (uintptr_t)(from + ph->row_at[first + r0 + j]);
 	if (odd & 15)
 		return 0;
-	/* EB_MOE_SUMS words per thread at once: a sum is short (a row per expert), so loads in
-	 * flight come from several words of each row. */
 	for (e = t; e < n; e += of * EB_MOE_SUMS) {
 		float acc[EB_MOE_SUMS][8] = {};
-		int u;
 
-		for (r = 0; r < rows; r++) {
-			const uint4 *row = (const uint4 *)(from + ph->row_at[first + r]);
-			float wt = 0.25f * (float)ph->row_w[first + r];
-			uint4 v[EB_MOE_SUMS];
-
-#pragma unroll
-			for (u = 0; u < EB_MOE_SUMS; u++)
-				if (e + (uint64_t)u * of < n)
-					v[u] = row[e + (uint64_t)u * of];
-#pragma unroll
-			for (u = 0; u < EB_MOE_SUMS; u++) {
-				uint32_t x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+		for (r0 = 0; r0 < rows; r0 += EB_MOE_ROWS) {
+			const uint4 *row[EB_MOE_ROWS];
+			float wt[EB_MOE_ROWS];
+			uint4 v[EB_MOE_ROWS][EB_MOE_SUMS];
 
 #pragma unroll
-				for (k = 0; k < 4; k++) {
-					acc[u][2 * k] += wt * eb_moe_f32((uint16_t)(x[k] & 0xffff));
-					acc[u][2 * k + 1] +=
-					    wt * eb_moe_f32((uint16_t)(x[k] >> 16));
+			for (j = 0; j < EB_MOE_ROWS; j++)
+				if (r0 + j < rows) {
+					row[j] = (const uint4 *)(from + ph->row_at[first + r0 + j]);
+					wt[j] = 0.25f * (float)ph->row_w[first + r0 + j];
 				}
-			}
+#pragma unroll
+			for (j = 0; j < EB_MOE_ROWS; j++)
+#pragma unroll
+				for (u = 0; u < EB_MOE_SUMS; u++)
+					if (r0 + j < rows && e + (uint64_t)u * of < n)
+						v[j][u] = row[j][e + (uint64_t)u * of];
+#pragma unroll
+			for (j = 0; j < EB_MOE_ROWS; j++)
+#pragma unroll
+				for (u = 0; u < EB_MOE_SUMS; u++) {
+					uint32_t x[4] = {v[j][u].x, v[j][u].y, v[j][u].z,
+							 v[j][u].w};
+
+					if (r0 + j >= rows || e + (uint64_t)u * of >= n)
+						continue;
+#pragma unroll
+					for (k = 0; k < 4; k++) {
+						acc[u][2 * k] +=
+						    wt[j] * eb_moe_f32((uint16_t)(x[k] & 0xffff));
+						acc[u][2 * k + 1] +=
+						    wt[j] * eb_moe_f32((uint16_t)(x[k] >> 16));
+					}
+				}
 		}
 #pragma unroll
 		for (u = 0; u < EB_MOE_SUMS; u++) {
