@@ -542,8 +542,8 @@ EB_Q_FN int eb_moe_dest(const struct eb_moe_work *w, int i, int k)
  * them; a CPU producer takes each destination whole (over GPU memory, each is one kernel). */
 EB_Q_FN int eb_moe_stores(const struct eb_moe_work *w, int q, int i)
 {
-	int64_t s, more = 1;
-	int k, rc = 0;
+	int64_t s;
+	int k, rc = 0, more = 1;
 
 	for (s = 0; more; s++) {
 		more = 0;
@@ -593,16 +593,16 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 
 	for (k = 0; k < w->ranks - 1; k++) {
 		int peer = eb_moe_dest(w, i, k);
-		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first, x, y;
+		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
 		int64_t a = first + n * q / eb_moe_queues(w);
 		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
 
 		if (w->peer[peer] != NULL)
 			continue;
 		fabric = 1;
-		eb_moe_part(w, q, i, peer, &x, &y);
 		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b)
-				 : eb_moe_send(w, d, peer, x, y)) != 0)
+				 : eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
+					       eb_moe_cut(a, b, i + 1, mine))) != 0)
 			rc = -1;
 		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
 		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
