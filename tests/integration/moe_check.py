@@ -110,6 +110,11 @@ fabric = {
                if w != x) / n for ph in (0, 1)],
 }
 coalesce = d["preset"] == "prefill" and mode != "ll"
+# The leg between hosts (two legs only): dispatch's first, combine's second; what crosses in
+# it is what goes to other hosts, over the slowest rank's median time in that leg alone.
+cross_leg = (0, 1) if two else None
+cross = [sum(flow(ph, cross_leg[ph], w, x)[1] for w in range(n) for x in range(n)
+             if not same(w, x)) / n for ph in (0, 1)] if two else None
 
 
 def writes(r, ph):
@@ -161,9 +166,19 @@ for r in res:
         assert close(r["mwrites_per_s"], r["writes"] / t / 1e6), r
     if r["phase"] in base:
         assert close(r["vs_a2av"], r["p50_us"] / base[r["phase"]]), r
+    if not two:
+        assert r["cross_GBps"] is None and r["cross_p50_us"] is None, r
+        assert all(x["cross_p50_us"] is None for x in r["ranks"]), r
+        continue
+    legs_t = [x["cross_p50_us"] for x in r["ranks"]]
+    assert r["cross_p50_us"] == max(legs_t) and all(0 < v for v in legs_t), r
+    # A leg is part of its step, so each rank's median in it is at most the median over
+    # iterations of the slowest rank's step (the step's clock is scaled per phase: 0.1 %).
+    assert max(legs_t) <= r["each_max_p50_us"] * 1.001, r
+    assert close(r["cross_GBps"], of(cross, r["phase"]) / (r["cross_p50_us"] * 1e-6) / 1e9), r
 # Receiving threads: as asked, or by default one per proxy thread or none.
 rx = {"0": [0], "1": [1], "auto": [0, 1]}[rx_arg]
 assert d["rx_threads"] in [x * d["proxy_threads"] for x in rx], (d["rx_threads"], rx_arg)
 assert d["piece"] == (piece_arg or d["chunk"]), (d["piece"], d["chunk"], piece_arg)
 print("JSON: %d rows; mode %s on %d hosts (%s), %d legs: traffic, moved bytes, sel/fabric/"
-      "RDMA/NVL GB/s and writes as defined" % (len(res), mode, H, d["intra"], legs))
+      "RDMA/NVL/cross GB/s and writes as defined" % (len(res), mode, H, d["intra"], legs))

@@ -72,13 +72,15 @@ static int moe_iter(struct eb_ctx *c, long i)
 	return eb_moe_iter(c);
 }
 
-/* Writes as posted, counted by the proxy threads over every iteration of the point. */
+/* Writes as posted, counted by the proxy threads over every iteration of the point; the
+ * median time of the leg between hosts. */
 static void moe_report(struct eb_ctx *c, struct eb_turn_rep *rep)
 {
 	struct mstate *st = c->priv;
 	uint64_t now = eb_moe_puts(st);
 
 	rep->own[0] = (double)(now - st->puts_mark) / (double)(c->pt->warmup + c->pt->iters);
+	rep->own[1] = eb_moe_cross_p50(c, st);
 	st->puts_mark = now;
 }
 

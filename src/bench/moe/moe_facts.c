@@ -345,7 +345,9 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 		    "GB/s = bytes per rank (mean) / p50: sel = selections x bytes per token (or "
 		    "output), fabric = what goes through the fabric, RDMA = a token once per "
 		    "destination host, its own counted (DeepEP's), NVL = the tokens a rank ends "
-		    "up with, once each (DeepEP's); x a2av = p50 / the all-to-all-v's%s",
+		    "up with, once each (DeepEP's); cross = bytes to other hosts / the slowest "
+		    "rank's p50 of the leg that carries them, alone (normal mode over hosts); "
+		    "x a2av = p50 / the all-to-all-v's%s",
 		    st->have_ce ? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the copy "
 				  "engines' time / p50"
 				: "");

@@ -130,12 +130,18 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	struct totals tt;
 	struct eb_stats each = slowest_each(m);
 	struct extremes x = extremes_of(m);
-	double writes = 0, *base = st->base, t = x.p50;
-	int k, ph = m->pt->step, init = m->pt->var;
+	double writes = 0, *base = st->base, t = x.p50, cross = 0, cross_t = 0;
+	int k, ph = m->pt->step, init = m->pt->var, crossed = eb_moe_cross_timed(st, ph);
 
 	totals_of(st, c->nranks, &tt);
-	for (k = 0; k < m->ngroups; k++)
-		writes += m->rep[m->groups[k].rank].own[0] / c->nranks;
+	for (k = 0; k < m->ngroups; k++) {
+		const double *own = m->rep[m->groups[k].rank].own;
+
+		writes += own[0] / c->nranks;
+		cross_t = own[1] > cross_t ? own[1] : cross_t;
+	}
+	for (k = 0; k < c->nranks && crossed; k++)
+		cross += eb_moe_cross_bytes(st, ph, k) / c->nranks;
 	if (init == INIT_A2AV)
 		base[ph] = t;
 	eb_rec_str(r, "initiator", eb_moe_init_name[init]);
@@ -156,6 +162,10 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 			   st->have_ce && INIT_PROXIED(init));
 	eb_rec_num_or_null(r, "vs_ce", t > 0 ? of_phase(st->ce_s, ph) / t : 0,
 			   st->have_ce && INIT_PROXIED(init));
+	/* The leg between hosts alone: the slowest rank's median in it. */
+	eb_rec_num_or_null(r, "cross_p50_us", cross_t * 1e6, crossed && cross_t > 0);
+	eb_rec_num_or_null(r, "cross_GBps", cross_t > 0 ? cross / cross_t / 1e9 : 0,
+			   crossed && cross_t > 0);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[ph] * 1e6, base[ph] > 0);
 	eb_rec_num_or_null(r, "vs_a2av", base[ph] > 0 ? t / base[ph] : 0, base[ph] > 0);
 	/* The producers' writes as their proxy threads counted them; the a2av's by construction;
@@ -177,14 +187,23 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		eb_rec_int(it, "rank", m->groups[k].rank);
 		eb_rec_num(it, "p50_us", m->groups[k].st.p50 * 1e6);
 		eb_rec_num(it, "p99_us", m->groups[k].st.p99 * 1e6);
+		eb_rec_num_or_null(it, "cross_p50_us", m->rep[m->groups[k].rank].own[1] * 1e6,
+				   crossed);
 	}
 }
 
 const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
-    {"Initiator", "initiator", 9, 0, 1},      {"Phase", "phase", 8, 0, 1},
-    {"p50(us)", "p50_us", 10, 1, 0},	      {"p99(us)", "p99_us", 10, 1, 0},
-    {"max/it", "each_max_p50_us", 10, 1, 0},  {"sel GB/s", "sel_GBps", 9, 2, 0},
-    {"fabric GB/s", "fabric_GBps", 11, 2, 0}, {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
-    {"NVL GB/s", "nvl_GBps", 9, 2, 0},	      {"x a2av", "vs_a2av", 7, 2, 0},
-    {"Mwr/s", "mwrites_per_s", 6, 3, 0},      {"#wrong", "wrong", 6, 0, 0},
+    {"Initiator", "initiator", 9, 0, 1},
+    {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},
+    {"p99(us)", "p99_us", 10, 1, 0},
+    {"max/it", "each_max_p50_us", 10, 1, 0},
+    {"sel GB/s", "sel_GBps", 9, 2, 0},
+    {"fabric GB/s", "fabric_GBps", 11, 2, 0},
+    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
+    {"NVL GB/s", "nvl_GBps", 9, 2, 0},
+    {"cross GB/s", "cross_GBps", 10, 2, 0},
+    {"x a2av", "vs_a2av", 7, 2, 0},
+    {"Mwr/s", "mwrites_per_s", 6, 3, 0},
+    {"#wrong", "wrong", 6, 0, 0},
 };

@@ -254,17 +254,20 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  (DeepEP's low-latency tests, UCCL-EP, pplx); fabric = bytes the rank writes\n"
 	    "  through the fabric (what its NICs carry; the a2av's and mpi's: everything not\n"
 	    "  its own); RDMA = a token once per host holding one of its experts, its own host\n"
-	    "  counted, and NVL = the tokens a rank receives, once each (DeepEP's normal tests). "
-	    "Mwr/s =\n"
-	    "  fabric writes a rank posts per second (JSON: writes per iteration), as its proxy\n"
-	    "  threads counted them: one per item (token or output), or in prefill's packed\n"
-	    "  modes a proxy thread's share per destination in writes of --piece at most;\n"
-	    "  a2av one per leg and destination; mpi none counted. x a2av = p50 / the "
-	    "all-to-all-v's p50 for the\n"
-	    "  same phase. #wrong = wrong 8-byte words of tokens + wrong bf16 outputs + wrong\n"
-	    "  sums. JSON adds each rank's p50/p99, the traffic matrix, every rank's host, the\n"
-	    "  bytes each rank moves per phase (own, same host, fabric) and, for small runs,\n"
-	    "  the experts every token selected",
+	    "  counted, and NVL = the tokens a rank receives, once each (DeepEP's normal tests).\n"
+	    "  cross GB/s (normal mode over several hosts, whose phases have two legs) = bytes\n"
+	    "  a rank sends to other hosts / the slowest rank's p50 of the leg that carries\n"
+	    "  them (dispatch's first, combine's second), timed alone on each rank: what the\n"
+	    "  rails carry while they are in use, without the forwarding inside the host.\n"
+	    "  Mwr/s = fabric writes a rank posts per second (JSON: writes per iteration), as\n"
+	    "  its proxy threads counted them: one per item (token or output), or in\n"
+	    "  prefill's packed modes a proxy thread's share per destination in writes of\n"
+	    "  --piece at most; a2av one per leg and destination; mpi none counted.\n"
+	    "  x a2av = p50 / the all-to-all-v's p50 for the same phase. #wrong = wrong\n"
+	    "  8-byte words of tokens + wrong bf16 outputs + wrong sums. JSON adds each\n"
+	    "  rank's p50/p99 (and its p50 of the leg between hosts), the traffic matrix, every\n"
+	    "  rank's host, the bytes each rank moves per phase (own, same host, fabric) and,\n"
+	    "  for small runs, the experts every token selected",
     .groups = EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
     .dflts = moe_dflts,

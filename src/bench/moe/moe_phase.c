@@ -386,25 +386,33 @@ static int stage(struct mstate *st, int which, int received)
 	return rc != EB_OK ? rc : eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
 }
 
-static int step(struct eb_ctx *c, struct mstate *st, int which)
+/* One phase, every leg; *cross gets the seconds of the leg that crosses between hosts. */
+static int step(struct eb_ctx *c, struct mstate *st, int which, double *cross)
 {
 	int leg, rc = stage(st, which, 0);
 
-	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
+	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
+		uint64_t t0 = eb_now_ns();
+
 		rc = st->init == INIT_A2AV  ? a2a_leg(c, st, which, leg)
 		     : st->init == INIT_MPI ? eb_moe_mpi_leg(c, st, which, leg)
 					    : proxied_leg(c, st, which, leg);
+		if (leg == st->cross_leg[which])
+			*cross += (double)(eb_now_ns() - t0) * 1e-9;
+	}
 	return rc == EB_OK ? stage(st, which, 1) : rc;
 }
 
 int eb_moe_iter(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
+	double cross = 0;
 	int rc = EB_OK;
 
 	if (st->phase != PH_COMBINE)
-		rc = step(c, st, 0);
+		rc = step(c, st, 0, &cross);
 	if (rc == EB_OK && st->phase != PH_DISPATCH)
-		rc = step(c, st, 1);
-	return rc;
+		rc = step(c, st, 1, &cross);
+	return rc == EB_OK && eb_moe_cross_timed(st, st->phase) ? eb_moe_cross_note(c, st, cross)
+								: rc;
 }

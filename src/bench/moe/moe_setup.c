@@ -359,6 +359,8 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 	st->rx = default_rx(c, mo, inits, st->nq);
 	st->npx = st->nq * (1 + st->rx);
 	rc = lay_out(c, st);
+	if (rc == EB_OK)
+		eb_moe_cross_legs(c, st);
 	st->blocks = gpu_blocks(c, st);
 	rc = rc != EB_OK ? rc : alloc_state(c, st);
 	rc = rc != EB_OK ? rc : regions(c, st);
@@ -399,6 +401,7 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 #endif
 	eb_moe_peers_close(st);
 	eb_a2av_fini(&st->a2a);
+	eb_moe_cross_free(st);
 	free(st->mpi_v);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);

@@ -101,9 +101,17 @@ struct mstate {
 	int have_ce;	    /* the copy engines were timed (GPU memory, same-host peers) */
 	double ce_s[2];	    /* their time for the same-host bytes: the slowest rank's p50 */
 	double ce_bytes[2]; /* the same-host bytes per rank (mean) */
+	/* Over several hosts in two legs, the leg of each phase in which bytes cross between
+	 * hosts (-1: one leg, or none crosses), and per point ([initiator][phase]) its seconds in
+	 * every iteration, warm-up first. */
+	int cross_leg[2];
+	struct mcross {
+		double *s;
+		long n, cap;
+	} cross[INIT_N][PH_N];
 };
 
-#define EB_MOE_NCOLS 12
+#define EB_MOE_NCOLS 13
 extern const char *const eb_moe_init_name[];
 extern const char *const eb_moe_phase_name[];
 extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];
@@ -151,6 +159,16 @@ int eb_moe_end(struct eb_ctx *c, int failed);
 int eb_moe_iter(struct eb_ctx *c);
 /* Puts this initiator's proxy threads have started so far (0 for the a2av). */
 uint64_t eb_moe_puts(const struct mstate *st);
+/* moe_cross.c: the leg of each phase whose bytes cross between hosts (st->cross_leg, from
+ * the plan); whether a phase has one (pair: both do); the bytes rank r sends across in it;
+ * an iteration's seconds in it noted for the current point (EB_ENOMEM after one line); the
+ * point's median over its timed iterations (0: none); the notes freed. */
+void eb_moe_cross_legs(const struct eb_ctx *c, struct mstate *st);
+int eb_moe_cross_timed(const struct mstate *st, int ph);
+double eb_moe_cross_bytes(const struct mstate *st, int ph, int r);
+int eb_moe_cross_note(const struct eb_ctx *c, struct mstate *st, double secs);
+double eb_moe_cross_p50(const struct eb_ctx *c, struct mstate *st);
+void eb_moe_cross_free(struct mstate *st);
 /* A leg's items for the producers (host arrays), and how many a packed write holds at most: a
  * piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
 struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which,
