@@ -14,6 +14,8 @@
 #   moe2x2                  2 hosts x 2 ranks, hosts by name: moe in normal mode (the fabric once
 #                           per host, forwarded inside it by stores) and ll, every byte checked,
 #                           its traffic, bytes moved and figures recomputed (moe_check.py)
+#   moerails                2 hosts x 4 rails, one rank each: moe's CPU producers with 1, 2 and 4
+#                           proxy threads put about a quarter of their bytes on every rail
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -56,6 +58,27 @@ moe2x2)
 		grep -q "hosts: 2  (by host name" "$WORK/out" || fail "the hosts are not the ranks' own"
 		python3 "$(dirname "$0")/moe_check.py" "$WORK/out.json" cpu,a2av auto 0 ||
 			fail "moe --mode $m: the JSON does not check out"
+	done
+	;;
+moerails)
+	bash "$SCRIPTS/testbed.sh" up 2 4 2gbit || fail "test bed setup"
+	nics=rail0,rail1,rail2,rail3
+	for q in 1 2 4; do
+		for r in 0 1 2 3; do before[r]=$(rail_bytes 0 $r); done
+		run 2 1 moe --mode normal --preset prefill --tokens 256 --hidden 2048 --initiators cpu \
+			--proxy-threads $q -n 3 -w 1 || fail "moe with $q proxy threads exited $?"
+		grep -q "proxy threads per rank: $q " "$WORK/out" || fail "not $q proxy threads"
+		sent=() total=0
+		for r in 0 1 2 3; do
+			sent[r]=$(($(rail_bytes 0 $r) - before[r]))
+			total=$((total + sent[r]))
+		done
+		# Every rail carries at least 0.7 of an even quarter (each put's chunks split evenly).
+		for r in 0 1 2 3; do
+			[ $((sent[r] * 40)) -ge $((total * 7)) ] ||
+				fail "$q proxy threads: rail$r sent ${sent[r]} of $total bytes (${sent[*]})"
+		done
+		echo "$q proxy threads: bytes per rail ${sent[*]}"
 	done
 	;;
 write2x2)

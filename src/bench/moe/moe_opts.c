@@ -202,8 +202,9 @@ static const struct eb_opt moe_opts[] = {
      init_words},
     {"proxy-threads", 0, "N", eb_opt_num, M(proxy_threads), 1, EB_MOE_MAX_Q,
      "proxy threads per rank, each with its own queue and\n"
-     "channels (default: one per NIC used, fewer where this\n"
-     "host's ranks would have more spinning threads than cores)"},
+     "channels; thread k drives NICs k, k + N, ... (default:\n"
+     "one per NIC used, fewer where this host's ranks would\n"
+     "have more spinning threads than cores, dividing the NICs)"},
     {"rx-threads", 0, NULL, eb_opt_flag, M(rx_threads), 0, 0,
      "beside each proxy thread, a thread that progresses the\n"
      "endpoints peers write to: where the target copies (shm's\n"

@@ -42,6 +42,24 @@ static int open_rx(struct mstate *st, struct mside *sd, int k, const struct eb_f
  * the others on the k-th NIC where the rank has several: a thread per NIC), the regions
  * registered on it, and the proxy; their receiving partners where asked for. Collective, in
  * the same order on every rank. */
+/* The NICs proxy thread k of nq drives: k, k + nq, ... of the rank's (one, k mod NICs, where
+ * the threads outnumber them), as a comma list in buf; how many. Every NIC gets a thread: 3
+ * threads each on one of 4 rails left a quarter of the test bed's rails idle. */
+static int thread_nics(const struct eb_engine *e0, int k, int nq, char *buf, size_t len)
+{
+	size_t at = 0;
+	int j, n = 0;
+
+	buf[0] = '\0';
+	for (j = k % e0->nnics; j < e0->nnics && at < len; j += nq) {
+		int w = snprintf(buf + at, len - at, "%s%s", n > 0 ? "," : "", e0->nics[j].domain);
+
+		at += w > 0 ? (size_t)w : 0;
+		n++;
+	}
+	return n;
+}
+
 static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int gpu)
 {
 	struct eb_engine *e0 = c->e;
@@ -49,8 +67,13 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
 		struct eb_fabric_opts f = c->o->fab;
-		struct eb_proxy_opts o = {.layout =
-					      st->nq == 1 ? EB_LAYOUT_SPLIT : EB_LAYOUT_SINGLE,
+		char nics[512];
+		int mine = st->nq > 1 && e0->nnics > 1
+			       ? thread_nics(e0, k, st->nq, nics, sizeof(nics))
+			       : 0;
+		/* A thread with several NICs (or the only thread) splits each put across them. */
+		struct eb_proxy_opts o = {.layout = st->nq == 1 || mine > 1 ? EB_LAYOUT_SPLIT
+									    : EB_LAYOUT_SINGLE,
 					  .chunk = c->chunk,
 					  .window = c->window,
 					  .active = 64,
@@ -71,9 +94,9 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 			    (gpu		     ? 0
 			     : st->mo->producers > 0 ? st->mo->producers
 						     : st->nq);
-		if (k > 0 && e0->nnics > 1) {
-			f.nics = e0->nics[k % e0->nnics].domain;
-			f.channels = 1;
+		if (mine > 0) {
+			f.nics = nics;
+			f.channels = mine;
 		}
 		rc = eb_engine_open(&sd->eng[k], e0->boot, &f);
 		if (rc != EB_OK)
@@ -175,13 +198,15 @@ static int fits(const struct eb_ctx *c, const struct mopts *mo, unsigned inits, 
 /* One proxy thread per NIC used, fewer while the ranks of this host would have more spinning
  * threads than cores: on 16 cores, 4 ranks with one thread each moved 1.1-1.4x the bytes per
  * second of four each (test bed, 4 x 4 rails, tcp), since threads that take turns on a core
- * leave the rails idle. Receiving threads count here only when asked for: by default they
- * come after the proxy threads, where cores are left. */
+ * leave the rails idle. A count that divides the NICs, so that every thread drives as many
+ * (the threads take equal shares of the items: 3 threads on 4 rails left one thread with two
+ * rails and the others' rails the limit). Receiving threads count here only when asked for:
+ * by default they come after the proxy threads, where cores are left. */
 static int default_threads(const struct eb_ctx *c, const struct mopts *mo, unsigned inits)
 {
-	int n = c->e->nnics < c->e->nchan ? c->e->nnics : c->e->nchan;
+	int most = c->e->nnics < c->e->nchan ? c->e->nnics : c->e->nchan, n = most;
 
-	while (n > 1 && !fits(c, mo, inits, n, mo->rx_threads))
+	while (n > 1 && (most % n != 0 || !fits(c, mo, inits, n, mo->rx_threads)))
 		n--;
 	return n;
 }
