@@ -38,10 +38,6 @@ static int open_rx(struct mstate *st, struct mside *sd, int k, const struct eb_f
 	return rc != EB_OK ? rc : eb_proxy_open(&sd->px[r], &sd->eng[r], &b, &o);
 }
 
-/* One initiator's proxy threads: an engine each (the first on every NIC the harness's uses,
- * the others on the k-th NIC where the rank has several: a thread per NIC), the regions
- * registered on it, and the proxy; their receiving partners where asked for. Collective, in
- * the same order on every rank. */
 /* The NICs proxy thread k of nq drives: k, k + nq, ... of the rank's (one, k mod NICs, where
  * the threads outnumber them), as a comma list in buf; how many. Every NIC gets a thread: 3
  * threads each on one of 4 rails left a quarter of the test bed's rails idle. */
@@ -51,15 +47,22 @@ static int thread_nics(const struct eb_engine *e0, int k, int nq, char *buf, siz
 	int j, n = 0;
 
 	buf[0] = '\0';
-	for (j = k % e0->nnics; j < e0->nnics && at < len; j += nq) {
+	for (j = k % e0->nnics; j < e0->nnics; j += nq) {
 		int w = snprintf(buf + at, len - at, "%s%s", n > 0 ? "," : "", e0->nics[j].domain);
 
-		at += w > 0 ? (size_t)w : 0;
+		if (w < 0 || (size_t)w >= len - at) { /* the list holds whole names only */
+			buf[at] = '\0';
+			break;
+		}
+		at += (size_t)w;
 		n++;
 	}
 	return n;
 }
 
+/* One initiator's proxy threads: an engine each (on every NIC the harness's uses where there
+ * is one thread, else on the thread's NICs), the regions registered on it, and the proxy;
+ * their receiving partners where asked for. Collective, in the same order on every rank. */
 static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int gpu)
 {
 	struct eb_engine *e0 = c->e;
@@ -67,7 +70,7 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 
 	for (k = 0; k < st->nq && rc == EB_OK; k++) {
 		struct eb_fabric_opts f = c->o->fab;
-		char nics[512];
+		char nics[4096];
 		int mine = st->nq > 1 && e0->nnics > 1
 			       ? thread_nics(e0, k, st->nq, nics, sizeof(nics))
 			       : 0;
