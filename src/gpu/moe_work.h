@@ -203,8 +203,7 @@ EB_Q_FN int eb_moe_last_synced(uint64_t *t, int mine)
 #define eb_moe_last_synced eb_moe_last
 #endif
 
-/* Proxy threads that have producers, producers on thread q, and the share of thread q
- * among n items (relative to the destination's first). */
+/* Proxy threads that have producers, and producers on thread q. */
 EB_Q_FN int eb_moe_queues(const struct eb_moe_work *w)
 {
 	return w->nq < w->producers ? w->nq : w->producers;
@@ -215,9 +214,13 @@ EB_Q_FN int eb_moe_on_queue(const struct eb_moe_work *w, int q)
 	return (w->producers - q + w->nq - 1) / w->nq;
 }
 
-EB_Q_FN int64_t eb_moe_queue_items(const struct eb_moe_work *w, int q, int64_t n)
+/* Thread q's share of destination peer's items: [*a, *b). */
+EB_Q_FN void eb_moe_share(const struct eb_moe_work *w, int q, int peer, int64_t *a, int64_t *b)
 {
-	return n * (q + 1) / eb_moe_queues(w) - n * q / eb_moe_queues(w);
+	int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
+
+	*a = first + n * q / eb_moe_queues(w);
+	*b = first + n * (q + 1) / eb_moe_queues(w);
 }
 
 /* Part i of `of` of the items [a, b). */
@@ -231,9 +234,9 @@ EB_Q_FN void eb_moe_part(const struct eb_moe_work *w, int q, int i, int peer, in
 			 int64_t *y)
 {
 	int mine = eb_moe_on_queue(w, q);
-	int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
-	int64_t a = first + n * q / eb_moe_queues(w), b = first + n * (q + 1) / eb_moe_queues(w);
+	int64_t a, b;
 
+	eb_moe_share(w, q, peer, &a, &b);
 	*x = eb_moe_cut(a, b, i, mine);
 	*y = eb_moe_cut(a, b, i + 1, mine);
 }
@@ -593,12 +596,11 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 
 	for (k = 0; k < w->ranks - 1; k++) {
 		int peer = eb_moe_dest(w, i, k);
-		int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
-		int64_t a = first + n * q / eb_moe_queues(w);
-		int64_t b = first + n * (q + 1) / eb_moe_queues(w);
+		int64_t a, b;
 
 		if (w->peer[peer] != NULL)
 			continue;
+		eb_moe_share(w, q, peer, &a, &b);
 		fabric = 1;
 		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b)
 				 : eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
@@ -606,8 +608,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 			rc = -1;
 		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
 		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
-				  (uint64_t)eb_moe_queue_items(w, q, n) + EB_MOE_MARK,
-				  EB_SIGNAL_ADD) != 0)
+				  (uint64_t)(b - a) + EB_MOE_MARK, EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
 	if (eb_moe_stores(w, q, i) != 0)

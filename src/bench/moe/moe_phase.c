@@ -392,7 +392,7 @@ static int step(struct eb_ctx *c, struct mstate *st, int which, double *cross)
 	int leg, rc = stage(st, which, 0);
 
 	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
-		uint64_t t0 = eb_now_ns();
+		uint64_t t0 = leg == st->cross_leg[which] ? eb_now_ns() : 0;
 
 		rc = st->init == INIT_A2AV  ? a2a_leg(c, st, which, leg)
 		     : st->init == INIT_MPI ? eb_moe_mpi_leg(c, st, which, leg)
