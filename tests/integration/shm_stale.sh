@@ -17,7 +17,6 @@ job() { echo 300 >/proc/sys/kernel/ns_last_pid && exec "$EFABENCH" sendrecv --pr
 	--np 2 -b 8 -e 8 "$@"; }
 mkfifo "$WORK/fifo" && exec 9<>"$WORK/fifo"
 (job -n 100000000 -q >/dev/null 2>&1) &
-launcher=$!
 shopt -s nullglob
 # Until two processes have segments (a glob and builtins fork nothing): counting segments
 # alone let one rank's two segments, one of them soon gone, pass for both ranks'.
@@ -31,7 +30,11 @@ for _ in {1..300}; do
 	[ $n -ge 2 ] && break
 	read -r -t 0.1 -u 9
 done
-kill -9 $launcher # its ranks die with it (PDEATHSIG); nobody unlinks their segments
+# Stop every process of the namespace, then kill them: a rank that saw its peer or launcher
+# die before its own SIGKILL landed would unlink the dead one's segments (as it should in a
+# real job); stopped, none runs another instruction.
+kill -STOP -1
+kill -KILL -1
 wait
 ls /dev/shm | grep "^30[0-9]:$UID:" >"$WORK/left"
 (job -n 10 -w 1 -q -v)
@@ -41,8 +44,7 @@ unshare -pf --mount-proc bash "$WORK/ns.sh" >"$WORK/out" 2>"$WORK/err"
 rc=$?
 cat "$WORK/err" >&2
 echo "left by the killed job: $(tr '\n' ' ' <"$WORK/left")"
-# A killed rank sometimes unlinks its own segment on the way out: one left is enough to trip
-# over, and the second job must say it removed one.
+# One segment left is enough to trip over, and the second job must say it removed one.
 [ "$(wc -l <"$WORK/left")" -ge 1 ] || fail "the killed job left no segments to trip over"
 [ $rc -eq 0 ] || fail "the second job failed (status $rc) on the first one's segments"
 grep -q "removed 1 shm segment that an earlier process with this pid" "$WORK/err" ||
