@@ -6,34 +6,8 @@
 # subcommand does not take are refused (exit 2).
 . "$(dirname "$0")/lib.sh"
 
-# help_row CMD MODE: the Defaults line of CMD for MODE ("" where CMD has one row) as JSON.
-help_row() {
-	"$EFABENCH" "$1" --help | python3 -c '
-import json, re, sys
-mode, lines = sys.argv[1], sys.stdin.read().split("\n")
-at = next(i for i, l in enumerate(lines) if l.startswith("Defaults"))
-rows = [l.split() for l in lines[at + 1:] if l.startswith("  ")]
-row = next(r for r in rows if (r[0] == mode if mode else r[0].startswith("-")))
-v = dict(zip(row[int(bool(mode))::2], row[int(bool(mode)) + 1::2]))
-size = lambda s: int(s[:-1]) << 10 * " KMGT".index(s[-1]) if s[-1] in "KMGT" else int(s)
-print(json.dumps({"b": size(v["-b"]) if "-b" in v else None, "e": size(v["-e"]) if "-e" in v else None,
-                  "w": int(v["-w"]), "n": int(v["-n"]), "rounds": int(v.get("--rounds", 1))}))
-' "$2"
-}
-
-# same HELP DRY: the help's row is what --dry-run resolves.
-same() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-h, d = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-got = {"b": d["sizes"][0] if d["sizes"] else None, "e": d["sizes"][-1] if d["sizes"] else None,
-       "w": d["warmup"], "n": d["iters"], "rounds": d["rounds"]}
-if h["b"] is None:
-    got["b"] = got["e"] = None
-assert h == got, (h, got)
-PY
-}
-
+# Each row: the subcommand's --help and --dry-run for that mode, into files; one Python then
+# reads every help's Defaults row for its mode and compares it with what --dry-run resolves.
 rows=0
 # (CPU producers: the defaults are the same, and a build without CUDA refuses GPU ones)
 ipc=ipc:
@@ -43,12 +17,35 @@ for spec in "write:" "sendrecv:" "alltoall:" $ipc "proxy:bw:--mode bw --producer
 	"proxy:bw:--producers-on cpu" "moe:decode:--preset decode" "moe:prefill:--preset prefill" \
 	"moe:decode:"; do
 	IFS=: read -r cmd mode args <<<"$spec"
-	h=$(help_row "$cmd" "$mode") || fail "$cmd --help: no Defaults row for '${mode:-its only mode}'"
-	# shellcheck disable=SC2086
-	d=$("$EFABENCH" "$cmd" $args --dry-run) || fail "$cmd $args --dry-run"
-	same "$h" "$d" || fail "$cmd ${mode:-}: --help says $h, a run would take $d"
 	rows=$((rows + 1))
+	"$EFABENCH" "$cmd" --help >"$WORK/help.$rows" || fail "$cmd --help"
+	# shellcheck disable=SC2086
+	"$EFABENCH" "$cmd" $args --dry-run >"$WORK/dry.$rows" || fail "$cmd $args --dry-run"
+	echo "$cmd:$mode:$args" >"$WORK/spec.$rows"
 done
+python3 - "$WORK" "$rows" <<'PY' || fail "a --help Defaults row is not what a run would take"
+import json, sys
+work, rows = sys.argv[1], int(sys.argv[2])
+size = lambda s: int(s[:-1]) << 10 * " KMGT".index(s[-1]) if s[-1] in "KMGT" else int(s)
+for i in range(1, rows + 1):
+    spec = open(f"{work}/spec.{i}").read().strip()
+    cmd, mode, _ = spec.split(":", 2)
+    lines = open(f"{work}/help.{i}").read().split("\n")
+    at = next((k for k, l in enumerate(lines) if l.startswith("Defaults")), None)
+    assert at is not None, f"{cmd} --help: no Defaults block"
+    table = [l.split() for l in lines[at + 1:] if l.startswith("  ")]
+    row = next((r for r in table if (r[0] == mode if mode else r[0].startswith("-"))), None)
+    assert row, f"{cmd} --help: no Defaults row for '{mode or 'its only mode'}'"
+    v = dict(zip(row[int(bool(mode))::2], row[int(bool(mode)) + 1::2]))
+    h = {"b": size(v["-b"]) if "-b" in v else None, "e": size(v["-e"]) if "-e" in v else None,
+         "w": int(v["-w"]), "n": int(v["-n"]), "rounds": int(v.get("--rounds", 1))}
+    d = json.load(open(f"{work}/dry.{i}"))
+    got = {"b": d["sizes"][0] if d["sizes"] else None, "e": d["sizes"][-1] if d["sizes"] else None,
+           "w": d["warmup"], "n": d["iters"], "rounds": d["rounds"]}
+    if h["b"] is None:
+        got["b"] = got["e"] = None
+    assert h == got, f"{spec}: --help says {h}, a run would take {got}"
+PY
 echo "help rows against --dry-run: $rows"
 
 # The README's table of them is the one the help gives.

@@ -6,6 +6,7 @@
  * or a host's) is compared with the one expected, and so is every token's weighted sum. */
 #include "moe_state.h"
 #include "efabench/pattern.h"
+#include "efabench/pattern_mix.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -29,26 +30,34 @@ static float float_of(uint16_t h)
 }
 
 /* Expert e's output for token t of home rank s, every element: small integers, four to a
- * pattern word, so that a row costs a word per four values. */
+ * pattern word, so that a row costs a word per four values. The seed is made once per row and
+ * the mix inlined: prefill makes and checks tens of thousands of rows per iteration. */
 static void output_row(int s, int t, int e, uint64_t epoch, int hidden, float *out)
 {
-	struct eb_pattern p = {(uint32_t)s, (uint32_t)t, epoch ^ ((uint64_t)(e + 1) << 40)};
+	static const float value[8] = {-4, -3, -2, -1, 0, 1, 2, 3};
+	uint64_t seed =
+	    eb_pattern_seed((uint32_t)s, (uint32_t)t, epoch ^ ((uint64_t)(e + 1) << 40));
 	int i, j;
 
-	for (i = 0; i < hidden; i += 4) {
-		uint64_t word = eb_pattern_word(&p, (uint64_t)(i / 4) * 8);
+	for (i = 0; i + 4 <= hidden; i += 4) {
+		uint64_t word = eb_pattern_mix(seed, (uint64_t)i * 2);
 
-		for (j = 0; j < 4 && i + j < hidden; j++)
-			out[i + j] = (float)((int)((word >> (16 * j)) & 7) - 4);
+		out[i] = value[word & 7];
+		out[i + 1] = value[(word >> 16) & 7];
+		out[i + 2] = value[(word >> 32) & 7];
+		out[i + 3] = value[(word >> 48) & 7];
 	}
+	for (j = 0; i + j < hidden; j++) /* the last word's first values */
+		out[i + j] = value[(eb_pattern_mix(seed, (uint64_t)i * 2) >> (16 * j)) & 7];
 }
 
-/* Scratch rows after the two sums in st->sum: selection k's output. */
+/* Scratch rows after the three of check_token (the sum that came, the one expected, a slot's)
+ * in st->sum: selection k's output. */
 static float *scratch(const struct mstate *st, int k)
 {
 	size_t hidden = (size_t)st->plan.out_bytes / 2;
 
-	return st->sum + (2 + (size_t)k) * hidden;
+	return st->sum + (3 + (size_t)k) * hidden;
 }
 
 /* The expected row for selections [k0, k1) of token (s, t): their weighted sum (summed), or
@@ -141,7 +150,7 @@ static void pack_all(struct eb_ctx *c, struct mstate *st, char *src, char *dst)
 	int64_t i;
 	int ph, leg;
 
-	for (i = 0; i < pl->nslots; i++) {
+	for (i = 0; pl->nlegs > 1 && i < pl->nslots; i++) { /* one leg: nothing forwarded */
 		struct eb_pattern p = {(uint32_t)pl->slots[i].src, (uint32_t)pl->slots[i].tok,
 				       c->epoch};
 
@@ -230,47 +239,57 @@ static uint64_t check_staged(struct eb_ctx *c, struct mstate *st, const char *im
 
 /* Token t's rows that came back (an output, or a sum of the selections sharing its slot),
  * each checked; then the token's weighted sum of them against the one expected. Each
- * selection's output is made once, into the scratch rows. */
+ * selection's output is made once, into the scratch rows; sums go row by row, so that the
+ * compiler vectorises them. */
 static uint64_t check_token(struct eb_ctx *c, struct mstate *st, const char *img, int t)
 {
 	const struct eb_moe_plan *pl = &st->plan;
 	const int32_t *x = eb_route_sel(&st->rt, c->rank, t);
 	size_t at = (size_t)t * (size_t)st->rt.width;
 	int hidden = (int)(pl->out_bytes / 2), k, j, i, n;
-	float *got = st->sum, *want = st->sum + hidden;
+	float *got = st->sum, *want = got + hidden, *acc = want + hidden;
 	uint64_t wrong = 0;
 
 	for (n = 0; n < st->rt.width && x[n] >= 0; n++)
 		output_row(c->rank, t, x[n], c->epoch, hidden, scratch(st, n));
-	memset(st->sum, 0, sizeof(*st->sum) * (size_t)hidden * 2);
-	for (k = 0; k < n; k++)
+	memset(got, 0, sizeof(*got) * (size_t)hidden * 2);
+	for (k = 0; k < n; k++) {
+		const float *r = scratch(st, k);
+		float w = 0.25f * (float)eb_moe_weight_q(t, k);
+
 		for (i = 0; i < hidden; i++)
-			want[i] += 0.25f * (float)eb_moe_weight_q(t, k) * scratch(st, k)[i];
+			want[i] += w * r[i];
+	}
 	for (k = 0; k < n; k++) {
 		uint64_t off = pl->back_at[at + (size_t)k];
 		int summed = pl->back_sum[at + (size_t)k], seen = 0;
 		const uint16_t *row = (const uint16_t *)(const void *)(img + off);
+		const float *exp = scratch(st, k);
+		float scale = summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k);
 
 		for (j = 0; j < k && summed; j++) /* a sum's slot is checked once */
 			seen |= pl->back_at[at + (size_t)j] == off;
 		if (seen)
 			continue;
-		for (i = 0; i < hidden; i++) {
-			float acc = summed ? 0 : scratch(st, k)[i];
+		if (summed) { /* every selection sharing this slot */
+			memset(acc, 0, sizeof(*acc) * (size_t)hidden);
+			for (j = k; j < n; j++) {
+				const float *r = scratch(st, j);
+				float w = 0.25f * (float)eb_moe_weight_q(t, j);
 
-			for (j = k; summed && j < n; j++) /* every selection sharing this slot */
-				if (pl->back_at[at + (size_t)j] == off)
-					acc += 0.25f * (float)eb_moe_weight_q(t, j) *
-					       scratch(st, j)[i];
-			st->vals[i] = bf16_of(acc);
+				if (pl->back_at[at + (size_t)j] != off)
+					continue;
+				for (i = 0; i < hidden; i++)
+					acc[i] += w * r[i];
+			}
+			exp = acc;
 		}
-		wrong += check_row(st, img, off);
 		for (i = 0; i < hidden; i++) {
 			uint16_t v;
 
 			memcpy(&v, &row[i], sizeof(v));
-			got[i] +=
-			    (summed ? 1.0f : 0.25f * (float)eb_moe_weight_q(t, k)) * float_of(v);
+			wrong += v != bf16_of(exp[i]);
+			got[i] += scale * float_of(v);
 		}
 	}
 	/* A wrong row makes its token's sum wrong too: a sum counts only where every row came

@@ -171,7 +171,7 @@ static int alloc_state(struct eb_ctx *c, struct mstate *st)
 
 	st->block =
 	    eb_arrays(&st->expect, 4 * n, sizeof(*st->expect), &st->vals, hidden, sizeof(*st->vals),
-		      &st->sum, (size_t)(2 + width) * hidden, sizeof(*st->sum), &st->tickets,
+		      &st->sum, (size_t)(3 + width) * hidden, sizeof(*st->sum), &st->tickets,
 		      tickets_of(c, st), sizeof(*st->tickets), &st->host,
 		      c->mem == EB_MEM_DEVICE ? (size_t)big : 0, (size_t)1, NULL);
 	if (eb_a2av_init(&st->a2a, c->e, c->nranks, c->chunk, c->window) != EB_OK ||

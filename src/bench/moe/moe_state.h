@@ -92,7 +92,7 @@ struct mstate {
 	int *mpi_v;	/* MPI_Alltoallv's [phase][leg][scount, sdispl, rcount, rdispl][ranks] */
 	char *host;	/* a host copy of a region for checking GPU memory */
 	uint16_t *vals; /* an expert output as bf16, for filling and checking */
-	float *sum;	/* sums got and expected, then a scratch row per selection */
+	float *sum;	/* sums got and expected, a slot's sum, then a scratch row per selection */
 	int init;	/* the current initiator */
 	int phase;	/* the current timed phase */
 	uint64_t wrong_tokens, wrong_sums;
