@@ -11,12 +11,9 @@
 # A crash leaves its input in build-fuzz/artifacts/<target>/; rerun it with
 #   build-fuzz/tests/fuzz/fuzz_<target> build-fuzz/artifacts/<target>/crash-...
 # FUZZ_ARGS adds libFuzzer options (e.g. FUZZ_ARGS=-runs=10000000 for a campaign).
-# fuzz.sh --build-only [TARGET...]: build them, run nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build_only=0
-[ "${1:-}" != --build-only ] || { build_only=1; set -- 0 "${@:2}"; }
 secs=${1:-60}
 shift || true
 targets=("$@")
@@ -27,7 +24,6 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebI
 	-DEB_WITH_CUDA=OFF -DEB_WITH_MPI=OFF -DEB_BUILD_SHARED=OFF -DBUILD_TESTING=OFF -DEB_FUZZ=ON \
 	-DCMAKE_C_FLAGS="$flags" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
-[ $build_only = 0 ] || { echo "fuzz.sh: built ${targets[*]}"; exit 0; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -14,12 +14,8 @@
 #               in each of its modes.
 #
 # Extra arguments go to both ctest passes (e.g. -j2). SAN_SKIP_TSAN=1 skips ThreadSanitizer.
-# --build-only: configure and build both trees, run nothing (scripts/test.sh builds them while
-# the plain suite runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_only=0
-[ "${1:-}" != --build-only ] || { build_only=1; shift; }
 root=$PWD
 jobs=$(nproc)
 start=$(date +%s)
@@ -53,24 +49,12 @@ trap 'rm -rf "$reports"' EXIT
 # libinfinipath (loaded with libfabric's psm provider) would catch SIGSEGV before the sanitizers.
 export IPATH_NO_BACKTRACE=1
 
-build_tsan() {
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEB_WITH_CUDA=OFF \
-		-DEB_WITH_MPI=OFF -DEB_BUILD_SHARED=OFF -DCMAKE_C_COMPILER=gcc \
-		-DCMAKE_C_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
-	cmake --build build-tsan -j"$jobs" --target efabench-cli test_gpuq_tsan >/dev/null
-}
-
 # --- AddressSanitizer + UndefinedBehaviorSanitizer ---------------------------------------------
 san_flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEB_WITH_CUDA=OFF \
 	-DEB_BUILD_SHARED=OFF -DCMAKE_C_COMPILER=gcc \
 	-DCMAKE_C_FLAGS="$san_flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
-if [ $build_only = 1 ]; then
-	[ "${SAN_SKIP_TSAN:-0}" = 1 ] || build_tsan
-	echo "sanitize.sh: built build-asan and build-tsan in $(($(date +%s) - start)) s"
-	exit 0
-fi
 built=$(date +%s)
 
 # exitcode=86: a sanitizer error never looks like efabench's own 1 or 2. The reports' files are
@@ -103,7 +87,10 @@ if [ "${SAN_SKIP_TSAN:-0}" = 1 ]; then
 	exit 0
 fi
 unset UBSAN_OPTIONS LSAN_OPTIONS
-build_tsan
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEB_WITH_CUDA=OFF -DEB_WITH_MPI=OFF \
+	-DEB_BUILD_SHARED=OFF -DCMAKE_C_COMPILER=gcc \
+	-DCMAKE_C_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+cmake --build build-tsan -j"$jobs" --target efabench-cli test_gpuq_tsan >/dev/null
 export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:exitcode=86:second_deadlock_stack=1"
 bin=build-tsan/efabench
 tsan() { # what... : run it; a failure or any report fails the script

@@ -4,19 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-# The sanitizers' and the fuzzers' trees build meanwhile at idle priority (SCHED_IDLE: on a core
-# the tests leave free, never in their way), so that their builds add little to the time.
-# A session of their own, so that a failed suite stops the whole build.
-setsid -w chrt --idle 0 bash -c 'bash scripts/sanitize.sh --build-only &&
-	bash scripts/fuzz.sh --build-only' >build/side-builds.log 2>&1 &
-bg=$!
-trap 'kill -- -$bg 2>/dev/null || true' EXIT
 # Two tests at a time: most of a test's time is spent waiting (deadlines, a stopped rank); the
 # test bed's tests take turns, and those that judge rates or the fault campaigns' time bounds
 # run alone (RESOURCE_LOCK, RUN_SERIAL in tests/integration/CMakeLists.txt).
 (cd build && ctest --output-on-failure --timeout 300 -j2)
-wait $bg || { cat build/side-builds.log; echo "test.sh: the sanitizers' or fuzzers' build failed"; exit 1; }
-cat build/side-builds.log
 # The same suite under ASan + UBSan, the queue and proxy under TSan, the libFuzzer targets for
 # 20 s each, and memcheck runs (scripts/sanitize.sh, fuzz.sh, valgrind.sh).
 bash scripts/sanitize.sh -j2
