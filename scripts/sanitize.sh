@@ -37,7 +37,12 @@ start=$(date +%s)
 #  testbed.*: the rendezvous and MPICH launches and the rails' channels over tcp, which
 #    stop.collective.rdv, mpi.* and the tcp tests run here; namespaces add no efabench code.
 #  badinput: refusals of bad options, which fuzz_opts parses under ASan + UBSan.
-excluded='^(install|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4|moe\.shm\.np2|.*\.sockets\..*|campaign\..*|testbed\..*|badinput)$'
+#  defaults: --help's defaults against --dry-run and the JSON; its runs at the default sizes are
+#    the code that moe.*, write.* and proxy.* run here at small ones.
+#  write.tcp.rate: the same --rate code as write.shm.rate; the rates it judges mean nothing here.
+#  mpi.*.tcp: the same efabench code under mpirun as their shm twins; tcp's runs without MPI
+#    (write.tcp.*, moe.kill.tcp, ...) run here.
+excluded='^(install|fastpath\.script|hygiene\.repeat|manpage|report|tables|plot\..*|moe\.tcp\.np4|moe\.shm\.np2|.*\.sockets\..*|campaign\..*|testbed\..*|badinput|defaults|write\.tcp\.rate|mpi\.(write|sendrecv|alltoall|moe)\.tcp)$'
 # Tests whose ranks run inside an MPI library (Open MPI's mpirun and srun, MPICH's mpirun): their
 # leak stacks need full unwinding to reach the frames tests/sanitizers/lsan.supp names. Without
 # it a rank that completes under mpirun reports Open MPI's own allocations (exit 86): the fault
