@@ -55,8 +55,8 @@ static int rank_main(struct eb_boot *b, void *arg)
 		return 1;
 	rc = eb_mem_alloc(&src, EB_MEM_PINNED, bytes, "the source");
 	rc = rc ? rc : eb_mem_alloc(&dst, EB_MEM_PINNED, bytes, "the destination");
-	rc = rc ? rc : eb_engine_reg_mem(&e, &src, 0, bytes, FI_WRITE, src_mr, NULL);
-	rc = rc ? rc : eb_engine_reg_mem(&e, &dst, 0, bytes, FI_REMOTE_WRITE, dst_mr, keys);
+	rc = rc ? rc : eb_engine_reg_mem(&e, &src, 0, bytes, EB_USE_SOURCE, src_mr, NULL);
+	rc = rc ? rc : eb_engine_reg_mem(&e, &dst, 0, bytes, EB_USE_TARGET, dst_mr, keys);
 	struct eb_proxy_bufs pb = {(char *)src.ptr, bytes, src_mr, bytes, keys};
 	rc = rc ? rc : eb_proxy_open(&p, &e, &pb, &po);
 	rc = rc ? rc : eb_proxy_start(p);

@@ -123,9 +123,9 @@ static int rank_main(struct eb_boot *b, void *arg)
 	/* Rank 0 registers its source for local use; then every rank takes part in the key
 	 * exchange, where only rank 1 exposes a buffer (rkeys[rank * nchan + chan]). */
 	if (rc == EB_OK && b->rank == 0)
-		rc = eb_engine_reg_mem(&e, &buf, 0, a->bytes, FI_WRITE, mine, NULL);
+		rc = eb_engine_reg_mem(&e, &buf, 0, a->bytes, EB_USE_SOURCE, mine, NULL);
 	if (rc == EB_OK)
-		rc = eb_engine_reg_mem(&e, b->rank == 1 ? &buf : NULL, 0, a->bytes, FI_REMOTE_WRITE,
+		rc = eb_engine_reg_mem(&e, b->rank == 1 ? &buf : NULL, 0, a->bytes, EB_USE_TARGET,
 				       keys_mr, rkeys);
 	if (rc == EB_OK && b->rank == 0)
 		rc = send_split(&e, &buf, mine, &rkeys[(size_t)1 * (size_t)e.nchan], a->bytes);

@@ -44,11 +44,24 @@ struct eb_req {
 	uint32_t imm;
 };
 
+/* How a rank reaches the peers that share its host name. */
+enum eb_local_path {
+	EB_LOCAL_NONE,	   /* it has none */
+	EB_LOCAL_NIC,	   /* through the NIC: the provider's shared-memory path is off */
+	EB_LOCAL_SHM,	   /* shared memory: the shm provider, or efa's own shm endpoint */
+	EB_LOCAL_STACK,	   /* the kernel's network stack (socket providers; loopback on one host) */
+	EB_LOCAL_PROVIDER, /* the provider's choice, which may be shared memory */
+};
+const char *eb_local_path_name(enum eb_local_path p); /* "none", "nic", "shm", ... */
+
 struct eb_engine {
 	struct eb_boot *boot;
 	int rank, size;
 	int nchan;
 	struct eb_chan *chan;
+	struct eb_limits lim;	  /* the smallest of every channel's on every rank (eb_chan.h) */
+	enum eb_local_path local; /* how peers with this host name are reached */
+	int single_host;	  /* every rank has this host name */
 	struct eb_nic *nics;
 	int nnics;
 	char prov[32];
@@ -163,11 +176,11 @@ int eb_req_test(struct eb_engine *e, struct eb_req *r);
 #define EB_CHAN_ANY (-1) /* eb_imm_count: every channel together */
 uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan);
 
-/* Register [off, off + len) of m (any memory kind) on every channel and gather every rank's
- * keys: rkeys[rank * nchan + chan]. Collective; a rank with nothing to expose passes m = NULL
- * and contributes no keys. mrs has nchan entries. */
-int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
-		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys);
+/* Register [off, off + len) of m (any memory kind) for use (enum eb_use bits) on every channel and
+ * gather every rank's keys: rkeys[rank * nchan + chan]. Collective; a rank with nothing to expose
+ * passes m = NULL and contributes no keys. mrs has nchan entries. */
+int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len, unsigned use,
+		      struct eb_mr *mrs, struct eb_rkey *rkeys);
 void eb_engine_dereg(struct eb_engine *e, struct eb_mr *mrs);
 
 #ifdef __cplusplus

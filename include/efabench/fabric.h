@@ -19,6 +19,7 @@ extern "C" {
 
 struct eb_fabric_opts {
 	const char *provider; /* NULL: FI_PROVIDER, else automatic */
+	const char *fabric;   /* the provider's fabric by name; NULL: eb_fabric_default */
 	const char *nics;     /* comma list of domain/interface names; NULL: automatic */
 	int channels;	      /* 0: one per NIC found; beyond the NICs found they share */
 	double link_gbps;     /* > 0 overrides the link speed the provider reports */
@@ -27,13 +28,27 @@ struct eb_fabric_opts {
 	const char *near_pci; /* the rank's GPU: without --nics, its nearest NICs come first */
 	int poll;	      /* enum eb_poll: how a wait spends the time between completions */
 	int threads;	      /* busy threads per rank (a proxy adds one): 0 counts as 1 */
+	int window;	      /* operations in flight per peer and channel; 0: eb_fabric_window */
+	int nic_only;	      /* same-host peers through the NIC, not a shared-memory path */
+	int nics_some;	      /* --nics items that match no NIC are the caller's to report */
 };
 
+/* Operations in flight per peer and channel where none is asked: 16 on socket providers
+ * (their per-operation costs), 4 elsewhere. */
+int eb_fabric_window(const char *prov, long asked);
+
+/* Where a NIC's link speed came from. efa's comes from the kernel driver's port attributes,
+ * which older drivers report as 100 Gbps on 200 and 400 Gbps NICs (doctor cross-checks). */
+enum eb_link_from { EB_LINK_NONE, EB_LINK_FI_INFO, EB_LINK_SYSFS, EB_LINK_ASKED };
+const char *eb_link_from_name(enum eb_link_from f); /* "none", "fi_info", "sysfs", "--link-gbps" */
+
+/* A NIC is a (domain, fabric) pair: efa lists each device once per fabric (efa, efa-direct). */
 struct eb_nic {
 	char domain[64];
 	char fabric[64];
 	char prov[32];
-	double link_gbps;     /* 0 when unknown */
+	double link_gbps; /* 0 when unknown */
+	enum eb_link_from link_from;
 	char pci[16];	      /* its PCI address, "" when it has none (loopback, veth) */
 	int dist;	      /* enum eb_topo_dist from the rank's GPU; EB_TOPO_UNKNOWN without */
 	struct fi_info *info; /* owned: fi_dupinfo of the chosen entry */
@@ -64,6 +79,9 @@ struct fi_info *eb_fabric_hints(const char *prov, int hmem);
 /* fi_getinfo with those hints for prov (NULL: every provider); *list is NULL when nothing
  * matched. */
 int eb_fabric_query(const char *prov, int hmem, struct fi_info **list);
+/* The same with everything o asks of the hints: FI_HMEM, and with nic_only, FI_REMOTE_COMM
+ * alone (efa then opens no shm endpoint for same-host peers). */
+int eb_fabric_query_opts(const char *prov, const struct eb_fabric_opts *o, struct fi_info **list);
 
 /* The entry has FI_MSG, FI_RMA and enough remote CQ data. */
 int eb_fabric_usable(const struct fi_info *info);
@@ -73,11 +91,25 @@ int eb_fabric_usable(const struct fi_info *info);
  * when the one asked for does not exist or lacks a feature. */
 int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov, size_t len);
 
-/* NICs of prov, one per domain, in a deterministic order, filtered by opts->nics; ranks on
- * one host use only loopback for socket providers. With opts->near_pci (a GPU) and no --nics,
- * the NICs nearest that GPU come first (PCIe switch, then root complex, then NUMA node), and
- * unless --channels asks for more, only those of the nearest class are kept: with 4 NICs per
- * GPU, a rank uses its 4. *nics is malloc'd; free with eb_fabric_free_nics. */
+/* The fabric a run of prov takes when --fabric names none: "efa" for efa (libfabric >= 2.1
+ * lists efa-direct first for the devices it suits), NULL (each NIC's first entry) elsewhere. */
+const char *eb_fabric_default(const struct fi_info *list, const char *prov);
+
+/* Does the comma list name entry i: its domain, its domain as users write it (efa's
+ * rdmap0s1 for rdmap0s1-rdm), or its fabric? */
+int eb_fabric_name_matches(const char *list, const struct fi_info *i);
+
+/* eb_fabric_nics on a list already queried (fi_getinfo's, or one a test built): --fabric and
+ * every --nics item must name something usable in it, else EB_EINVAL after one line listing
+ * what exists. */
+int eb_fabric_pick(const struct fi_info *list, const char *prov, const struct eb_fabric_opts *o,
+		   int single_host, struct eb_nic **nics, int *count);
+
+/* NICs of prov, one per domain of the chosen fabric, in a deterministic order, filtered by
+ * opts->nics; ranks on one host use only loopback for socket providers. With opts->near_pci (a GPU)
+ * and no --nics, the NICs nearest that GPU come first (PCIe switch, then root complex, then NUMA
+ * node), and unless --channels asks for more, only those of the nearest class are kept: with 4 NICs
+ * per GPU, a rank uses its 4. *nics is malloc'd; free with eb_fabric_free_nics. */
 int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
 		   struct eb_nic **nics, int *count);
 void eb_fabric_free_nics(struct eb_nic *nics, int count);
@@ -90,6 +122,7 @@ int eb_fabric_validate(const struct eb_fabric_opts *o, int nranks, int single_ho
 /* Link speed of the entry's NIC in Gbps: fi_info's link attributes, else the speed sysfs
  * reports for a network interface of the domain's name; 0 when neither knows. */
 double eb_fabric_link_gbps(const struct fi_info *info);
+enum eb_link_from eb_fabric_link_from(const struct fi_info *info);
 
 /* 1 when the provider is one whose traffic goes over IP sockets (tcp, sockets, udp, net). */
 int eb_fabric_is_socket_prov(const char *prov);

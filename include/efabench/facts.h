@@ -41,6 +41,17 @@ struct eb_gpu_fact {
 	int nnics;
 };
 
+/* What a run across hosts would open here without options: the provider, and for each
+ * channel its NIC as a (domain, fabric) pair. */
+struct eb_run_fact {
+	char prov[32];
+	struct {
+		char domain[64], fabric[64];
+	} nics[EB_FACTS_NICS];
+	int nnics;
+	char others[128]; /* the provider's other fabrics, comma-joined ("" when none) */
+};
+
 #define EB_FACTS_PROVS 5 /* efa, shm, verbs, tcp, sockets: those registration is tried on */
 
 struct eb_facts {
@@ -53,6 +64,7 @@ struct eb_facts {
 	struct eb_prov_row *rows; /* every provider's RDM entries, one row per distinct entry */
 	int nrows;
 	struct eb_gpu_reg reg[EB_FACTS_PROVS]; /* tried on GPU 0 */
+	struct eb_run_fact run;
 };
 
 /* Everything above; EB_OK, or a negative status after one line (libfabric, memory). */

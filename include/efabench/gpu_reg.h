@@ -14,6 +14,7 @@ enum eb_greg_state {
 	EB_GREG_NO_PROV,   /* the provider is not in this libfabric */
 	EB_GREG_NO_HMEM,   /* the provider offers no FI_HMEM entry: GPU memory only --staged */
 	EB_GREG_FAILED,	   /* no probe buffer, NIC or channel: why says which */
+	EB_GREG_NO_P2P,	   /* the provider refuses peer-to-peer access (no GPUDirect RDMA) */
 	EB_GREG_TRIED,	   /* dmabuf and hmem_cuda hold the answers */
 };
 
@@ -24,7 +25,8 @@ struct eb_gpu_reg {
 	 * not be tried (dmabuf_why says why: a runtime before 1.20, no DMA-BUF export) */
 	int dmabuf;
 	int hmem_cuda; /* EB_GREG_TRIED: 1 when fi_mr_regattr with FI_HMEM_CUDA works */
-	char why[160]; /* one line for every state but a success */
+	int p2p;       /* EB_GREG_TRIED: enum eb_p2p, how the provider reaches GPU memory */
+	char why[256]; /* one line for every state but a success */
 	char dmabuf_why[96];
 };
 

@@ -36,14 +36,29 @@ struct eb_mr {
 	enum eb_reg_path path;
 };
 
-/* access: FI_WRITE / FI_SEND / FI_RECV for local use, FI_REMOTE_WRITE for an RMA target.
- * Local-only access to host memory is registered only where FI_MR_LOCAL asks for it. */
-int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct eb_mr *mr);
+/* What a buffer is for (bits, or'ed). The layer that registers turns them into access flags,
+ * one table for every benchmark (eb_mr_access): a target also takes FI_RECV, since efa's
+ * emulated writes (a read by the target, libfabric 1.18.1-2.1) need local write access to it;
+ * a source also takes FI_SEND, since from 2.5 that is what gives the remote read a longread
+ * fallback needs. */
+enum eb_use {
+	EB_USE_SOURCE = 1u << 0, /* read by this rank's writes */
+	EB_USE_TARGET = 1u << 1, /* written by peers' writes (with immediate data) */
+	EB_USE_SEND = 1u << 2,	 /* read by this rank's sends */
+	EB_USE_RECV = 1u << 3,	 /* written by this rank's receives */
+};
+
+/* The access flags of the uses. */
+uint64_t eb_mr_access(unsigned use);
+
+/* Register buf for use (enum eb_use bits). Local-only uses of host memory are registered only
+ * where FI_MR_LOCAL asks for it. */
+int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, unsigned use, struct eb_mr *mr);
 
 /* The same for [off, off + len) of any memory kind. GPU memory needs a channel opened with
  * FI_HMEM; when neither DMA-BUF nor FI_HMEM_CUDA works, one line says what the provider lacks
  * and EB_ENOTSUP comes back. */
-int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
+int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, unsigned use,
 		  struct eb_mr *mr);
 void eb_mr_dereg(struct eb_mr *mr);
 

@@ -22,23 +22,23 @@ struct eb_region {
 	struct eb_rkey *rkeys; /* [rank][channel] of every rank's region, where exchanged */
 };
 
-/* len bytes of kind, registered with access on every channel; with exchange, every rank's keys
- * gathered, so every rank must call it (what names the buffer in errors). */
+/* len bytes of kind, registered for use (enum eb_use bits) on every channel; with exchange, every
+ * rank's keys gathered, so every rank must call it (what names the buffer in errors). */
 int eb_region_alloc(struct eb_region *r, struct eb_engine *e, enum eb_mem_kind kind, size_t len,
-		    uint64_t access, int exchange, const char *what);
+		    unsigned use, int exchange, const char *what);
 
 /* The same over memory the caller keeps (m NULL or empty: nothing of this rank's is exposed,
  * but it takes part in the exchange and learns the others' keys). */
-int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, uint64_t access,
+int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, unsigned use,
 		  int exchange);
 
 /* Memory the caller keeps, of any kind, registered on one channel for local operations. */
 int eb_region_reg_one(struct eb_region *r, struct eb_engine *e, int chan, struct eb_mem *m,
-		      uint64_t access);
+		      unsigned use);
 
 /* len bytes of host memory at buf, likewise (acknowledgements, control words). */
 int eb_region_local(struct eb_region *r, struct eb_engine *e, int chan, void *buf, size_t len,
-		    uint64_t access);
+		    unsigned use);
 
 /* Deregister, free what it allocated, and leave r empty (an empty region closes too). */
 void eb_region_close(struct eb_region *r);

@@ -81,13 +81,23 @@ static const struct eb_opt fabric[] = {
      "libfabric provider (shm, tcp, sockets, efa, ...); default\n"
      "FI_PROVIDER, else efa if present, else shm when all ranks\n"
      "share a host, else tcp"},
+    {"fabric", 0, "NAME", eb_opt_str, O(fab.fabric), 0, 0,
+     "the provider's fabric (default: efa on EFA, though\n"
+     "libfabric >= 2.1 lists efa-direct first; elsewhere each\n"
+     "NIC's first entry); efa-direct gives figures comparable\n"
+     "with aws-ofi-nccl's on p5en (sends up to the MTU only)"},
     {"nics", 0, "LIST", eb_opt_str, O(fab.nics), 0, 0,
      "comma list of NICs: domain names (interfaces for socket\n"
-     "providers, e.g. rail0,rail1; rdmap0s1 on EFA) or fabric\n"
-     "names (subnets such as 10.77.1.0/24)"},
+     "providers, e.g. rail0,rail1; rdmap0s1 or rdmap0s1-rdm on\n"
+     "EFA) or fabric names (subnets such as 10.77.1.0/24); a\n"
+     "name that matches nothing is refused with the NICs found"},
     {"channels", 0, "N", eb_opt_num, O(fab.channels), 1, 64,
      "channels to open, one per NIC (default: all NICs found);\n"
      "more than the NICs found share them round-robin"},
+    {"nic-only", 0, NULL, eb_opt_flag, O(fab.nic_only), 0, 0,
+     "peers on this host through the NIC too: efa otherwise\n"
+     "reaches them through shared memory (the header says\n"
+     "which path ran)"},
     {"link-gbps", 0, "G", eb_opt_dbl, O(fab.link_gbps), 0, 1e9,
      "link speed per NIC for BusBW when the provider reports none"},
     {"chunk", 0, "S", eb_opt_size, O(chunk), 1, SIZE_MAX_TB,

@@ -5,9 +5,32 @@
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Endpoint options of later libfabric releases by their values, which fi_endpoint.h keeps
+ * fixed, so that a build on older headers still asks a runtime that has them. */
+enum {
+	OPT_CUDA_API_PERMITTED = 10,	  /* 1.18 */
+	OPT_SHARED_MEMORY_PERMITTED = 11, /* 1.20 */
+	OPT_MAX_MSG_SIZE = 12,		  /* 1.22, and the rest */
+	OPT_MAX_RMA_SIZE = 14,
+	OPT_INJECT_MSG_SIZE = 16,
+	OPT_INJECT_RMA_SIZE = 18,
+};
+#if FI_MAJOR_VERSION > 1 || FI_MINOR_VERSION >= 22
+_Static_assert(OPT_MAX_RMA_SIZE == FI_OPT_MAX_RMA_SIZE &&
+		   OPT_INJECT_RMA_SIZE == FI_OPT_INJECT_RMA_SIZE &&
+		   OPT_SHARED_MEMORY_PERMITTED == FI_OPT_SHARED_MEMORY_PERMITTED,
+	       "libfabric's endpoint option values moved");
+#endif
+
+/* efa RDM cuts a write into segments of at most 1 GiB, each posted with the write's
+ * immediate data: a target would count several arrivals for one write. */
+#define EFA_MAX_RMA ((size_t)1 << 30)
+#define CQ_MAX	    ((size_t)1 << 22)
 
 #define FAIL(call, rc)                                                                             \
 	eb_err("%s on %s domain %s: %s (%d)", call, c->nic.prov, c->nic.domain,                    \
@@ -34,9 +57,125 @@ static void sweep_own_segments(const struct eb_nic *nic)
 		    n, n == 1 ? "" : "s", (int)getpid());
 }
 
+const char *eb_p2p_name(enum eb_p2p p)
+{
+	static const char *const names[] = {"none", "p2p-required", "no-cuda-calls", "provider",
+					    "cuda-copies"};
+
+	return names[p];
+}
+
+size_t eb_cq_size(int nranks, int window, const struct fi_info *info)
+{
+	size_t n = (size_t)(nranks > 0 ? nranks : 1), w = (size_t)(window > 0 ? window : 1);
+	size_t need = 2 * (2 * n * w + n), floor = 0;
+
+	if (info != NULL && info->tx_attr != NULL && info->rx_attr != NULL)
+		floor = info->tx_attr->size + info->rx_attr->size;
+	if (need < floor)
+		need = floor;
+	return need < CQ_MAX ? need : CQ_MAX;
+}
+
+/* A size_t endpoint option, where the runtime has it. */
+static int get_size(struct eb_chan *c, int name, size_t *v)
+{
+	size_t got = 0, len = sizeof(got);
+
+	if (fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, name, &got, &len) != 0 || len != sizeof(got))
+		return 0;
+	*v = got;
+	return 1;
+}
+
+/* A testing aid's smaller value, under EFABENCH_TESTING=1 only. */
+static void shrink(const char *name, size_t *v)
+{
+	const char *t = getenv("EFABENCH_TESTING"), *s = getenv(name);
+	char *end;
+	unsigned long long x;
+
+	if (t == NULL || strcmp(t, "1") != 0 || s == NULL || *s == '\0')
+		return;
+	x = strtoull(s, &end, 10);
+	if (*end == '\0' && x < *v)
+		*v = (size_t)x;
+}
+
+/* The limits of one operation: the endpoint's options, else the entry's attributes. */
+static void read_limits(struct eb_chan *c, const struct fi_info *info)
+{
+	struct eb_limits *l = &c->lim;
+	const char *no_sas = getenv("EFABENCH_TEST_NO_SAS"), *t = getenv("EFABENCH_TESTING");
+
+	l->max_msg = info->ep_attr->max_msg_size;
+	l->max_rma = info->ep_attr->max_msg_size;
+	l->inject_msg = info->tx_attr->inject_size;
+	l->inject_rma = info->tx_attr->inject_size;
+	l->sas = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0;
+	(void)get_size(c, OPT_MAX_MSG_SIZE, &l->max_msg);
+	(void)get_size(c, OPT_MAX_RMA_SIZE, &l->max_rma);
+	(void)get_size(c, OPT_INJECT_MSG_SIZE, &l->inject_msg);
+	(void)get_size(c, OPT_INJECT_RMA_SIZE, &l->inject_rma);
+	if (strcmp(c->nic.prov, "efa") == 0 && l->max_rma > EFA_MAX_RMA)
+		l->max_rma = EFA_MAX_RMA;
+	shrink("EFABENCH_TEST_MAX_MSG", &l->max_msg);
+	shrink("EFABENCH_TEST_MAX_RMA", &l->max_rma);
+	shrink("EFABENCH_TEST_INJECT_RMA", &l->inject_rma);
+	if (t != NULL && strcmp(t, "1") == 0 && no_sas != NULL && strcmp(no_sas, "1") == 0)
+		l->sas = 0;
+}
+
+/* GPU memory must reach the NIC peer to peer: ask before the endpoint is enabled. A provider
+ * that knows the option and refuses it would move GPU memory through host bounce buffers
+ * (efa >= 1.18 without nvidia-peermem or DMA-BUF): EB_ENOTSUP after one line. */
+static int ask_p2p(struct eb_chan *c, int quiet)
+{
+	int req = FI_HMEM_P2P_REQUIRED, rc;
+
+	if (!(c->caps & FI_HMEM))
+		return EB_OK;
+	rc = fi_setopt(&c->ep->fid, FI_OPT_ENDPOINT, FI_OPT_FI_HMEM_P2P, &req, sizeof(req));
+	if (rc == 0) {
+		c->p2p = EB_P2P_REQUIRED;
+		return EB_OK;
+	}
+	if (rc == -FI_ENOPROTOOPT || rc == -FI_ENOSYS) {
+		_Bool no = 0; /* the option takes a bool */
+
+		rc = fi_setopt(&c->ep->fid, FI_OPT_ENDPOINT, OPT_CUDA_API_PERMITTED, &no,
+			       sizeof(no));
+		c->p2p = rc == 0		? EB_P2P_NO_CUDA
+			 : rc == -FI_EOPNOTSUPP ? EB_P2P_CUDA_COPIES
+						: EB_P2P_PROVIDER;
+		if (c->p2p != EB_P2P_CUDA_COPIES || strcmp(c->nic.prov, "efa") != 0)
+			return EB_OK;
+	}
+	c->p2p = EB_P2P_CUDA_COPIES;
+	if (!quiet)
+		eb_err("%s domain %s (libfabric %u.%u) cannot reach GPU memory peer to peer "
+		       "(GPUDirect "
+		       "RDMA: no nvidia-peermem or DMA-BUF?): it would copy it through host "
+		       "memory; use "
+		       "--staged to measure that path explicitly",
+		       c->nic.prov, c->nic.domain, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	return EB_ENOTSUP;
+}
+
+/* Same-host peers through the NIC: the provider's shared-memory path off, where it has the
+ * switch (1.20+). Whether it took is recorded, for the header. */
+static void ask_nic_only(struct eb_chan *c, const struct fi_info *info)
+{
+	_Bool no = 0;
+
+	c->shm_off = !(info->caps & FI_LOCAL_COMM) ||
+		     fi_setopt(&c->ep->fid, FI_OPT_ENDPOINT, OPT_SHARED_MEMORY_PERMITTED, &no,
+			       sizeof(no)) == 0;
+}
+
 /* The endpoint, bound to the channel's CQ and AV, enabled, and its address; 0, or after one
  * line the provider's error with nothing left open. */
-static int open_ep(struct eb_chan *c, struct fi_info *info)
+static int open_ep(struct eb_chan *c, struct fi_info *info, const struct eb_chan_cfg *cfg)
 {
 	int rc = fi_endpoint(c->domain, info, &c->ep, NULL);
 
@@ -50,8 +189,16 @@ static int open_ep(struct eb_chan *c, struct fi_info *info)
 		rc = fi_ep_bind(c->ep, &c->av->fid, 0);
 	if (rc != 0)
 		FAIL("fi_ep_bind", rc);
+	if (rc == 0 && (rc = ask_p2p(c, cfg != NULL && cfg->quiet)) != EB_OK) {
+		fi_close(&c->ep->fid);
+		return rc;
+	}
+	if (rc == 0 && cfg != NULL && cfg->nic_only)
+		ask_nic_only(c, info);
 	if (rc == 0 && (rc = fi_enable(c->ep)) != 0)
 		FAIL("fi_enable", rc);
+	if (rc == 0)
+		read_limits(c, info);
 	c->namelen = sizeof(c->name);
 	if (rc == 0 && (rc = fi_getname(&c->ep->fid, c->name, &c->namelen)) != 0)
 		FAIL("fi_getname", rc);
@@ -60,7 +207,8 @@ static int open_ep(struct eb_chan *c, struct fi_info *info)
 	return rc;
 }
 
-int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks)
+int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks,
+		 const struct eb_chan_cfg *cfg)
 {
 	struct fi_info *info = nic->info;
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
@@ -72,10 +220,9 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 	c->nic = *nic;
 	c->mr_mode = info->domain_attr->mr_mode;
 	c->caps = info->caps;
-	c->max_msg = info->ep_attr->max_msg_size;
-	c->inject_size = info->tx_attr->inject_size;
-	c->ordered_sends = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0;
 	c->next_key = 1;
+	c->cq_size = cfg != NULL ? cfg->cq_size : 0;
+	cq_attr.size = c->cq_size;
 	c->peers = calloc((size_t)nranks, sizeof(*c->peers));
 	if (c->peers == NULL) {
 		eb_err("out of memory for the address table of channel %d", index);
@@ -92,6 +239,13 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 		goto close_fabric;
 	}
 	rc = fi_cq_open(c->domain, &cq_attr, &c->cq, NULL);
+	if (rc != 0 && cq_attr.size > 0) { /* more than the provider allows: its own size */
+		eb_warn("%s domain %s refused a completion queue of %zu entries (%s): opened at "
+			"its default size, which completions in flight may overflow",
+			c->nic.prov, c->nic.domain, cq_attr.size, fi_strerror(-rc));
+		cq_attr.size = c->cq_size = 0;
+		rc = fi_cq_open(c->domain, &cq_attr, &c->cq, NULL);
+	}
 	if (rc != 0) {
 		FAIL("fi_cq_open", rc);
 		goto close_domain;
@@ -102,7 +256,8 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 		goto close_cq;
 	}
 	sweep_own_segments(nic);
-	if (open_ep(c, info) == 0)
+	rc = open_ep(c, info, cfg);
+	if (rc == 0)
 		return EB_OK;
 	fi_close(&c->av->fid);
 close_cq:
@@ -114,7 +269,7 @@ close_fabric:
 free_peers:
 	free(c->peers);
 	memset(c, 0, sizeof(*c));
-	return EB_EFABRIC;
+	return rc == EB_ENOTSUP ? EB_ENOTSUP : EB_EFABRIC;
 }
 
 int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks)
@@ -140,6 +295,18 @@ void eb_chan_close_ep(struct eb_chan *c)
 		fi_close(&c->ep->fid);
 		c->ep = NULL;
 	}
+}
+
+int eb_chan_probe_limits(const struct eb_nic *nic, struct eb_limits *lim)
+{
+	struct eb_chan c;
+	int rc = eb_chan_open(&c, nic, 0, 1, &(struct eb_chan_cfg){.quiet = 1});
+
+	if (rc != EB_OK)
+		return rc;
+	*lim = c.lim;
+	eb_chan_close(&c);
+	return EB_OK;
 }
 
 void eb_chan_close(struct eb_chan *c)

@@ -66,6 +66,56 @@ free_bufs:
 	return rc;
 }
 
+/* The smallest of every channel's limits on every rank: all ranks cut and post alike. */
+static int agree_limits(struct eb_engine *e)
+{
+	uint64_t mine[5] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 1}, *all;
+	int c, r, k, rc;
+
+	for (c = 0; c < e->nchan; c++) {
+		const struct eb_limits *l = &e->chan[c].lim;
+		const uint64_t v[5] = {l->max_msg, l->max_rma, l->inject_msg, l->inject_rma,
+				       (uint64_t)l->sas};
+
+		for (k = 0; k < 5; k++)
+			mine[k] = v[k] < mine[k] ? v[k] : mine[k];
+	}
+	all = malloc(sizeof(mine) * (size_t)e->size);
+	if (all == NULL)
+		return EB_ENOMEM;
+	rc = eb_boot_allgather(e->boot, mine, all, sizeof(mine), eb_engine_deadline(e));
+	for (r = 0; rc == EB_OK && r < e->size; r++)
+		for (k = 0; k < 5; k++)
+			mine[k] = all[5 * r + k] < mine[k] ? all[5 * r + k] : mine[k];
+	free(all);
+	e->lim = (struct eb_limits){(size_t)mine[0], (size_t)mine[1], (size_t)mine[2],
+				    (size_t)mine[3], (int)mine[4]};
+	return rc;
+}
+
+const char *eb_local_path_name(enum eb_local_path p)
+{
+	static const char *const names[] = {"none", "nic", "shm", "stack", "provider"};
+
+	return names[p];
+}
+
+/* shm is shared memory; efa opens an shm endpoint for same-host peers unless told not to
+ * (FI_REMOTE_COMM alone, or FI_OPT_SHARED_MEMORY_PERMITTED); socket providers go through the
+ * kernel. */
+static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ranks)
+{
+	if (same_host_ranks < 2)
+		return EB_LOCAL_NONE;
+	if (strncmp(e->prov, "shm", 3) == 0)
+		return EB_LOCAL_SHM;
+	if (eb_fabric_is_socket_prov(e->prov))
+		return EB_LOCAL_STACK;
+	if (e->chan[0].shm_off)
+		return EB_LOCAL_NIC;
+	return strcmp(e->prov, "efa") == 0 ? EB_LOCAL_SHM : EB_LOCAL_PROVIDER;
+}
+
 enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores)
 {
 	if (asked != EB_POLL_AUTO)
@@ -113,13 +163,22 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	}
 	for (c = 0; c < want; c++) {
 		/* More channels than NICs: several endpoints share a NIC, round-robin. */
-		rc = eb_chan_open(&e->chan[c], &e->nics[c % e->nnics], c, e->size);
+		const struct eb_nic *nic = &e->nics[c % e->nnics];
+		struct eb_chan_cfg cfg = {
+		    eb_cq_size(e->size, eb_fabric_window(e->prov, o->window), nic->info),
+		    o->nic_only};
+
+		rc = eb_chan_open(&e->chan[c], nic, c, e->size, &cfg);
 		if (rc != EB_OK)
 			goto close_chans;
 		e->chan[c].nic_index = c % e->nnics;
 		e->nchan = c + 1;
 	}
-	rc = exchange_addresses(e, e);
+	e->single_host = here.single;
+	e->local = local_path(e, here.ranks);
+	rc = agree_limits(e);
+	if (rc == EB_OK)
+		rc = exchange_addresses(e, e);
 	if (rc != EB_OK)
 		goto close_chans;
 	return EB_OK;
@@ -538,8 +597,8 @@ uint64_t eb_imm_count(const struct eb_engine *e, int peer, int chan)
 	return n;
 }
 
-int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len,
-		      uint64_t access, struct eb_mr *mrs, struct eb_rkey *rkeys)
+int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t len, unsigned use,
+		      struct eb_mr *mrs, struct eb_rkey *rkeys)
 {
 	struct eb_rkey *mine = calloc((size_t)e->nchan, sizeof(*mine));
 	int c, rc = EB_ENOMEM;
@@ -548,7 +607,7 @@ int eb_engine_reg_mem(struct eb_engine *e, struct eb_mem *m, size_t off, size_t 
 		return rc;
 	memset(mrs, 0, sizeof(*mrs) * (size_t)e->nchan);
 	for (c = 0; c < e->nchan && m != NULL; c++) {
-		rc = eb_mr_reg_mem(&e->chan[c], m, off, len, access, &mrs[c]);
+		rc = eb_mr_reg_mem(&e->chan[c], m, off, len, use, &mrs[c]);
 		if (rc != EB_OK)
 			goto dereg;
 		mine[c] = mrs[c].rkey;

@@ -45,6 +45,21 @@ const char *eb_reg_path_name(enum eb_reg_path p)
 	return names[p];
 }
 
+uint64_t eb_mr_access(unsigned use)
+{
+	uint64_t a = 0;
+
+	if (use & EB_USE_SOURCE)
+		a |= FI_WRITE | FI_SEND;
+	if (use & EB_USE_TARGET)
+		a |= FI_REMOTE_WRITE | FI_RECV;
+	if (use & EB_USE_SEND)
+		a |= FI_SEND;
+	if (use & EB_USE_RECV)
+		a |= FI_RECV;
+	return a;
+}
+
 static uint64_t pick_key(struct eb_chan *c)
 {
 	/* Keys we pick must be unique within the domain. */
@@ -85,8 +100,9 @@ close_mr:
 	return EB_EFABRIC;
 }
 
-int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, uint64_t access, struct eb_mr *m)
+int eb_mr_reg(struct eb_chan *c, void *buf, size_t len, unsigned use, struct eb_mr *m)
 {
+	uint64_t access = eb_mr_access(use);
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -128,13 +144,14 @@ static int reg_gpu(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, 
 	return fi_mr_regattr(c->domain, &x.a, flags, &mr->mr);
 }
 
-int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, uint64_t access,
+int eb_mr_reg_mem(struct eb_chan *c, struct eb_mem *m, size_t off, size_t len, unsigned use,
 		  struct eb_mr *mr)
 {
+	uint64_t access = eb_mr_access(use);
 	int rc = -FI_ENOSYS;
 
 	if (m->kind != EB_MEM_DEVICE)
-		return eb_mr_reg(c, (char *)m->ptr + off, len, access, mr);
+		return eb_mr_reg(c, (char *)m->ptr + off, len, use, mr);
 	memset(mr, 0, sizeof(*mr));
 	if (!(c->caps & FI_HMEM)) {
 		eb_err("%s domain %s was opened without FI_HMEM: it cannot register GPU memory",
@@ -178,7 +195,7 @@ int eb_mr_try_gpu(struct eb_chan *c, struct eb_mem *m, enum eb_reg_path path)
 		return EB_ENOTSUP;
 	if (!(c->caps & FI_HMEM))
 		return EB_ENOTSUP;
-	rc = reg_gpu(c, m, 0, m->len, FI_WRITE | FI_REMOTE_WRITE, path, &mr);
+	rc = reg_gpu(c, m, 0, m->len, eb_mr_access(EB_USE_SOURCE | EB_USE_TARGET), path, &mr);
 	if (rc != 0)
 		return EB_EFABRIC;
 	eb_mr_dereg(&mr);

@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+int eb_fabric_window(const char *prov, long asked)
+{
+	return asked > 0 ? (int)asked : eb_fabric_is_socket_prov(prov) ? 16 : 4;
+}
+
 struct fi_info *eb_fabric_hints(const char *prov, int hmem)
 {
 	struct fi_info *h = fi_allocinfo();
@@ -53,7 +58,7 @@ int eb_fabric_usable(const struct fi_info *i)
 	       (i->caps & (FI_MSG | FI_RMA)) == (FI_MSG | FI_RMA);
 }
 
-int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
+static int query(const char *prov, int hmem, int remote_only, struct fi_info **list)
 {
 	struct fi_info *hints = eb_fabric_hints(prov, hmem);
 	int rc;
@@ -61,6 +66,8 @@ int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
 	*list = NULL;
 	if (hints == NULL)
 		return EB_ENOMEM;
+	if (remote_only)
+		hints->caps |= FI_REMOTE_COMM;
 	rc = fi_getinfo(eb_fabric_api_version(), NULL, NULL, 0, hints, list);
 	fi_freeinfo(hints);
 	if (rc != 0 && rc != -FI_ENODATA) {
@@ -70,6 +77,16 @@ int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
 	if (rc != 0)
 		*list = NULL;
 	return EB_OK;
+}
+
+int eb_fabric_query(const char *prov, int hmem, struct fi_info **list)
+{
+	return query(prov, hmem, 0, list);
+}
+
+int eb_fabric_query_opts(const char *prov, const struct eb_fabric_opts *o, struct fi_info **list)
+{
+	return query(prov, o->hmem, o->nic_only, list);
 }
 
 int eb_fabric_is_socket_prov(const char *prov)
@@ -177,6 +194,10 @@ int eb_fabric_choose(const struct eb_fabric_opts *o, int single_host, char *prov
 		return EB_ENOTSUP;
 	}
 	fi_freeinfo(list);
+	if (o->nic_only && strncmp(prov, "shm", 3) == 0) {
+		eb_err("--nic-only: provider shm is shared memory, with no NIC to send through");
+		return EB_EINVAL;
+	}
 	return EB_OK;
 }
 
@@ -186,17 +207,42 @@ static int is_loopback(const struct fi_info *i)
 	       (i->fabric_attr->name && strncmp(i->fabric_attr->name, "127.", 4) == 0);
 }
 
-static int name_listed(const char *list, const char *name)
+/* The length of a domain's name as users write it: efa names its domains after the device
+ * with "-rdm" (RDM endpoints) or "-dgrm" (datagram) appended; rdmap0s1 is rdmap0s1-rdm. */
+static size_t base_len(const char *dom)
 {
-	size_t n = strlen(name);
+	static const char *const suffix[] = {"-rdm", "-dgrm"};
+	size_t n = strlen(dom), k, m;
+
+	for (k = 0; k < sizeof(suffix) / sizeof(suffix[0]); k++) {
+		m = strlen(suffix[k]);
+		if (n > m && strcmp(dom + n - m, suffix[k]) == 0)
+			return n - m;
+	}
+	return n;
+}
+
+/* Is name (n bytes) one item of the comma list? */
+static int item_listed(const char *list, const char *name, size_t n)
+{
 	const char *p = list;
 
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+	while (*p != '\0') {
+		size_t k = strcspn(p, ",");
+
+		if (k == n && strncmp(p, name, n) == 0)
 			return 1;
-		p += n;
+		p += k + (p[k] == ',');
 	}
 	return 0;
+}
+
+int eb_fabric_name_matches(const char *list, const struct fi_info *i)
+{
+	const char *dom = i->domain_attr->name, *fab = i->fabric_attr->name;
+
+	return item_listed(list, dom, strlen(dom)) || item_listed(list, dom, base_len(dom)) ||
+	       (fab != NULL && item_listed(list, fab, strlen(fab)));
 }
 
 static double sysfs_gbps(const char *ifname)
@@ -215,11 +261,30 @@ static double sysfs_gbps(const char *ifname)
 	return (double)mbps / 1000.0;
 }
 
+static int link_in_info(const struct fi_info *i)
+{
+	return i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0;
+}
+
 double eb_fabric_link_gbps(const struct fi_info *i)
 {
-	if (i->nic != NULL && i->nic->link_attr != NULL && i->nic->link_attr->speed > 0)
+	if (link_in_info(i))
 		return (double)i->nic->link_attr->speed / 1e9;
 	return sysfs_gbps(i->domain_attr->name);
+}
+
+enum eb_link_from eb_fabric_link_from(const struct fi_info *i)
+{
+	if (link_in_info(i))
+		return EB_LINK_FI_INFO;
+	return sysfs_gbps(i->domain_attr->name) > 0 ? EB_LINK_SYSFS : EB_LINK_NONE;
+}
+
+const char *eb_link_from_name(enum eb_link_from f)
+{
+	static const char *const names[] = {"none", "fi_info", "sysfs", "--link-gbps"};
+
+	return names[f];
 }
 
 static int cmp_nic(const void *a, const void *b)
@@ -287,28 +352,126 @@ static int by_distance(struct eb_nic *nics, int n, const struct eb_fabric_opts *
 	return keep;
 }
 
-int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
-		   struct eb_nic **nics, int *count)
+/* Every item of --nics names some usable NIC of the list; else one line with the names that
+ * exist. */
+static int check_names(const struct fi_info *list, const char *prov, const char *nics)
+{
+	char names[512];
+	size_t used = 0;
+	const char *p = nics;
+	const struct fi_info *i;
+
+	while (*p != '\0') {
+		size_t k = strcspn(p, ","), n;
+		int found = 0;
+
+		for (i = list; i != NULL && !found && k > 0; i = i->next) {
+			const char *dom = i->domain_attr->name, *fab = i->fabric_attr->name;
+
+			n = strlen(dom);
+			found = eb_fabric_usable(i) &&
+				(((k == n || k == base_len(dom)) && strncmp(p, dom, k) == 0) ||
+				 (fab != NULL && strlen(fab) == k && strncmp(p, fab, k) == 0));
+		}
+		if (!found) {
+			names[0] = '\0';
+			for (i = list; i != NULL && used < sizeof(names); i = i->next) {
+				const char *dom = i->domain_attr->name;
+
+				n = base_len(dom);
+				if (!eb_fabric_usable(i) || item_listed(names, dom, n))
+					continue;
+				used += (size_t)snprintf(names + used, sizeof(names) - used,
+							 "%s%.*s", used ? "," : "", (int)n, dom);
+			}
+			eb_err("--nics: no NIC of provider %s is named '%.*s' (NICs here: %s%s)",
+			       prov, (int)k, p, names[0] ? names : "none",
+			       eb_fabric_is_socket_prov(prov)
+				   ? "; a subnet such as 10.77.1.0/24 names those on it"
+				   : "");
+			return EB_EINVAL;
+		}
+		p += k + (p[k] == ',');
+	}
+	return EB_OK;
+}
+
+const char *eb_fabric_default(const struct fi_info *list, const char *prov)
+{
+	const struct fi_info *i;
+
+	/* efa lists its efa-direct fabric first from libfabric 2.1 on (for the devices it suits);
+	 * efabench is written for the efa fabric (RDM: any message size, RMA inject, its own CQ
+	 * overflow list), so it takes that one unless --fabric asks for another. */
+	if (strcmp(prov, "efa") != 0)
+		return NULL;
+	for (i = list; i != NULL; i = i->next)
+		if (eb_fabric_usable(i) && i->fabric_attr->name != NULL &&
+		    strcmp(i->fabric_attr->name, "efa") == 0)
+			return "efa";
+	return NULL;
+}
+
+/* The fabric asked for exists among the provider's usable entries; else one line with those
+ * that do. */
+static int check_fabric(const struct fi_info *list, const char *prov, const char *want)
+{
+	char names[256] = "";
+	size_t used = 0;
+	const struct fi_info *i;
+
+	for (i = list; i != NULL; i = i->next) {
+		const char *fab = i->fabric_attr->name;
+
+		if (!eb_fabric_usable(i) || fab == NULL)
+			continue;
+		if (strcmp(fab, want) == 0)
+			return EB_OK;
+		if (!item_listed(names, fab, strlen(fab)) && used < sizeof(names))
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 used ? "," : "", fab);
+	}
+	eb_err("--fabric %s: provider %s has no such fabric with RDM endpoints, FI_MSG and "
+	       "FI_RMA (its fabrics: %s)",
+	       want, prov, names[0] ? names : "none");
+	return EB_EINVAL;
+}
+
+/* Keep entry i? It names a NIC of the fabric asked for, among --nics (else, for socket
+ * providers, loopback on one host and never on several). */
+static int wanted(const struct fi_info *i, const struct eb_fabric_opts *o, const char *fabric,
+		  int sock, int single_host)
+{
+	if (!eb_fabric_usable(i) || i->domain_attr->name == NULL)
+		return 0;
+	if (fabric != NULL &&
+	    (i->fabric_attr->name == NULL || strcmp(i->fabric_attr->name, fabric)))
+		return 0;
+	if (o->nics != NULL)
+		return eb_fabric_name_matches(o->nics, i);
+	return !sock || is_loopback(i) == !!single_host;
+}
+
+int eb_fabric_pick(const struct fi_info *list, const char *prov, const struct eb_fabric_opts *o,
+		   int single_host, struct eb_nic **nics, int *count)
 {
 	int sock = eb_fabric_is_socket_prov(prov), n = 0, cap = 0, k, rc;
+	const char *fabric = o->fabric != NULL ? o->fabric : eb_fabric_default(list, prov);
 	struct eb_nic *out = NULL;
-	struct fi_info *list, *i;
+	const struct fi_info *i;
 
-	rc = eb_fabric_query(prov, o->hmem, &list);
-	if (rc != EB_OK)
-		return rc;
+	*nics = NULL;
+	*count = 0;
+	if (o->fabric != NULL && check_fabric(list, prov, o->fabric) != EB_OK)
+		return EB_EINVAL;
+	if (o->nics != NULL && !o->nics_some && check_names(list, prov, o->nics) != EB_OK)
+		return EB_EINVAL;
 	for (i = list; i != NULL; i = i->next) {
 		const char *dom = i->domain_attr->name;
 
-		if (!eb_fabric_usable(i) || dom == NULL)
+		if (!wanted(i, o, fabric, sock, single_host))
 			continue;
-		/* --nics names a domain (an interface for socket providers) or a fabric (a
-		 * subnet such as 10.77.1.0/24). */
-		if (o->nics != NULL
-			? !name_listed(o->nics, dom) &&
-			      !(i->fabric_attr->name && name_listed(o->nics, i->fabric_attr->name))
-			: sock && is_loopback(i) != !!single_host)
-			continue; /* one host: loopback only; several: never loopback */
+		/* One entry per domain of the fabric: a NIC is a (domain, fabric) pair. */
 		for (k = 0; k < n && strcmp(out[k].domain, dom) != 0; k++)
 			;
 		if (k < n && !prefer(i, out[k].info))
@@ -322,7 +485,7 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 				if (grown == NULL) {
 					rc = EB_ENOMEM;
 					eb_err("out of memory listing NICs");
-					goto free_list;
+					goto free_out;
 				}
 				out = grown;
 			}
@@ -333,32 +496,44 @@ int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_
 		if (out[k].info == NULL) {
 			rc = EB_ENOMEM;
 			eb_err("fi_dupinfo: out of memory");
-			goto free_list;
+			goto free_out;
 		}
 		snprintf(out[k].domain, sizeof(out[k].domain), "%s", dom);
 		snprintf(out[k].fabric, sizeof(out[k].fabric), "%s",
 			 i->fabric_attr->name ? i->fabric_attr->name : "");
 		snprintf(out[k].prov, sizeof(out[k].prov), "%s", i->fabric_attr->prov_name);
 		out[k].link_gbps = o->link_gbps > 0 ? o->link_gbps : eb_fabric_link_gbps(i);
+		out[k].link_from = o->link_gbps > 0 ? EB_LINK_ASKED : eb_fabric_link_from(i);
 		out[k].dist = EB_TOPO_UNKNOWN;
 		nic_pci(i, sock, out[k].pci, sizeof(out[k].pci));
 	}
 	if (n == 0) {
-		eb_err("provider %s has no usable NIC%s%s", prov, o->nics ? " among --nics " : "",
-		       o->nics ? o->nics : (sock && single_host ? " on loopback" : ""));
-		rc = EB_EINVAL;
-		goto free_list;
+		eb_err("provider %s has no usable NIC%s%s%s%s", prov,
+		       o->nics ? " among --nics " : "",
+		       o->nics ? o->nics : (sock && single_host ? " on loopback" : ""),
+		       fabric ? " in fabric " : "", fabric ? fabric : "");
+		return EB_EINVAL;
 	}
 	qsort(out, (size_t)n, sizeof(*out), cmp_nic);
-	n = by_distance(out, n, o);
-	fi_freeinfo(list);
+	*count = by_distance(out, n, o);
 	*nics = out;
-	*count = n;
 	return EB_OK;
 
-free_list:
-	fi_freeinfo(list);
+free_out:
 	eb_fabric_free_nics(out, n);
+	return rc;
+}
+
+int eb_fabric_nics(const char *prov, const struct eb_fabric_opts *o, int single_host,
+		   struct eb_nic **nics, int *count)
+{
+	struct fi_info *list;
+	int rc = eb_fabric_query_opts(prov, o, &list);
+
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_fabric_pick(list, prov, o, single_host, nics, count);
+	fi_freeinfo(list);
 	return rc;
 }
 

@@ -14,7 +14,7 @@ static void empty(struct eb_region *r, struct eb_engine *e, int chan)
 	r->mem.gpu = -1;
 }
 
-int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, uint64_t access,
+int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, unsigned use,
 		  int exchange)
 {
 	int has = m != NULL && m->ptr != NULL && m->len > 0, rc;
@@ -28,7 +28,7 @@ int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, ui
 		eb_region_close(r);
 		return EB_ENOMEM;
 	}
-	rc = eb_engine_reg_mem(e, has ? m : NULL, 0, has ? m->len : 0, access, r->mr, r->rkeys);
+	rc = eb_engine_reg_mem(e, has ? m : NULL, 0, has ? m->len : 0, use, r->mr, r->rkeys);
 	if (rc != EB_OK) {
 		eb_region_close(r);
 		return rc;
@@ -39,7 +39,7 @@ int eb_region_reg(struct eb_region *r, struct eb_engine *e, struct eb_mem *m, ui
 }
 
 int eb_region_alloc(struct eb_region *r, struct eb_engine *e, enum eb_mem_kind kind, size_t len,
-		    uint64_t access, int exchange, const char *what)
+		    unsigned use, int exchange, const char *what)
 {
 	struct eb_mem m;
 	int rc = eb_mem_alloc(&m, kind, len, what);
@@ -48,7 +48,7 @@ int eb_region_alloc(struct eb_region *r, struct eb_engine *e, enum eb_mem_kind k
 		empty(r, e, -1);
 		return rc;
 	}
-	rc = eb_region_reg(r, e, &m, access, exchange);
+	rc = eb_region_reg(r, e, &m, use, exchange);
 	if (rc != EB_OK) {
 		eb_mem_free(&m);
 		return rc;
@@ -58,7 +58,7 @@ int eb_region_alloc(struct eb_region *r, struct eb_engine *e, enum eb_mem_kind k
 }
 
 int eb_region_reg_one(struct eb_region *r, struct eb_engine *e, int chan, struct eb_mem *m,
-		      uint64_t access)
+		      unsigned use)
 {
 	int rc;
 
@@ -68,7 +68,7 @@ int eb_region_reg_one(struct eb_region *r, struct eb_engine *e, int chan, struct
 		eb_err("out of memory for a registration");
 		return EB_ENOMEM;
 	}
-	rc = eb_mr_reg_mem(&e->chan[chan], m, 0, m->len, access, r->mr);
+	rc = eb_mr_reg_mem(&e->chan[chan], m, 0, m->len, use, r->mr);
 	if (rc != EB_OK) {
 		eb_region_close(r);
 		return rc;
@@ -78,11 +78,11 @@ int eb_region_reg_one(struct eb_region *r, struct eb_engine *e, int chan, struct
 }
 
 int eb_region_local(struct eb_region *r, struct eb_engine *e, int chan, void *buf, size_t len,
-		    uint64_t access)
+		    unsigned use)
 {
 	struct eb_mem m = {.kind = EB_MEM_HOST, .ptr = buf, .len = len, .gpu = -1, .dmabuf_fd = -1};
 
-	return eb_region_reg_one(r, e, chan, &m, access);
+	return eb_region_reg_one(r, e, chan, &m, use);
 }
 
 void eb_region_close(struct eb_region *r)

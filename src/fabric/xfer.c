@@ -541,7 +541,7 @@ int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf
 			  0,
 			  0,
 			  slots,
-			  (flags & EB_BURST_INJECT) && len <= e->chan[chan].inject_size};
+			  (flags & EB_BURST_INJECT) && len <= e->lim.inject_rma};
 	struct fi_cq_data_entry ent[RATE_BATCH];
 	long posted = 0;
 	ssize_t k, j;

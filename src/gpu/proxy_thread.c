@@ -710,10 +710,10 @@ int eb_proxy_open(struct eb_proxy **out, struct eb_engine *e, const struct eb_pr
 	if (rc == EB_OK) {
 		p->sig = (_Atomic uint64_t *)p->words.ptr;
 		rc = eb_region_local(&p->out_reg, e, 0, p->out, sizeof(*p->out) * (size_t)o->active,
-				     FI_SEND);
+				     EB_USE_SEND);
 	}
 	if (rc == EB_OK)
-		rc = eb_region_local(&p->in_reg, e, 0, p->in, sizeof(*p->in) * NRECV, FI_RECV);
+		rc = eb_region_local(&p->in_reg, e, 0, p->in, sizeof(*p->in) * NRECV, EB_USE_RECV);
 	for (i = 0; i < NRECV; i++) {
 		p->in_req[i].cb = got_signal;
 		p->in_req[i].owner = p;

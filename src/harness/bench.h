@@ -115,8 +115,10 @@ struct eb_ctx {
 	const struct eb_variant *var; /* the sweep's current variant (NULL elsewhere) */
 	size_t bytes;		      /* pt->size */
 	size_t chunk;		      /* bytes per operation, resolved from opts and the provider */
-	int window;		      /* chunks in flight per channel, likewise */
-	long iters;		      /* of the current phase */
+	size_t chunk_asked; /* what opts and the provider's tuning gave, where chunk is less: the
+			       provider's largest write (0: chunk is that) */
+	int window;	    /* chunks in flight per channel, likewise */
+	long iters;	    /* of the current phase */
 	uint64_t epoch;
 	void *priv; /* the benchmark's state */
 	/* Memory: the payloads' kind, staged or not, this rank's GPU (-1: none), how the
@@ -150,9 +152,9 @@ struct eb_mem *eb_payload_nic(struct eb_payload *p);
 char *eb_payload_at(struct eb_payload *p, size_t off);
 /* Register what the NIC moves on every channel and gather every rank's keys (collective, as
  * eb_engine_reg_mem); the registration path is recorded for the header. */
-int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, int exchange);
+int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, unsigned use, int exchange);
 /* Register on one channel only, for local use (sends, receives). */
-int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access);
+int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, unsigned use);
 /* Fill or check [off, off + len) of p in pieces, answering the bootstrap's liveness questions
  * between them: a rank busy with a large buffer still counts as there. */
 int eb_payload_fill(struct eb_ctx *c, const struct eb_payload *p, size_t off, size_t len,
@@ -198,6 +200,12 @@ struct eb_bench {
 	 * may depend on what earlier rows measured (collectives allowed). The points of a row
 	 * take turns --rounds times. NULL: the sweep of sizes x variants (sweep.h). */
 	int (*plan)(struct eb_ctx *c, int row, struct eb_pt *pts, int max);
+	/* Optional: do the points fit what one operation may carry (the limits every rank
+	 * agreed on, of provider and fabric nic)? EB_EINVAL, after one line naming the limit
+	 * when say, if not. Asked by the launcher's probe before any rank starts, and by every
+	 * rank before its setup (rank 0 says it). */
+	int (*fits)(const struct eb_opts *o, const struct eb_limits *lim, const struct eb_nic *nic,
+		    int say);
 	/* The benchmark's state, zeroed in c->priv before setup and freed after teardown. */
 	size_t priv_size;
 	/* Allocate and register for every point (collective); free. */
@@ -248,6 +256,16 @@ struct eb_bench {
 	/* Optional: figures of its own in a sweep record (rank 0). */
 	void (*extra)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec);
 };
+
+/* Rank 0: the channels' facts (provider, fabric, NICs, link, same-host path, limits of one
+ * operation, GPU memory's path), for the header and JSON settings of every benchmark on the
+ * fabric; the sweep states them itself. */
+void eb_fabric_facts(const struct eb_ctx *c, struct eb_sheet *s);
+/* Rank 0: the chunk, and what was asked where the provider's largest write cut it. */
+void eb_chunk_fact(const struct eb_ctx *c, struct eb_sheet *s);
+/* The link speed BusBW divides by: 0 (BusBW '-') where no NIC carried the bytes, every peer
+ * being on this host and reached through shared memory. */
+double eb_fabric_link_for_busbw(const struct eb_engine *e);
 
 /* Chunk and window: --chunk/--window when given, else what measured best for the provider
  * (the harness resolves them into c->chunk and c->window for every fabric benchmark). */

@@ -34,13 +34,20 @@ static int open_ctx(struct eb_ctx *c, const struct eb_bench *b, const struct eb_
 		return rc;
 	(void)eb_ticks_init();
 	fab.near_pci = c->gpu_pci[0] ? c->gpu_pci : NULL;
+	fab.window = (int)o->window;
 	rc = eb_engine_open(e, boot, &fab);
 	if (rc != EB_OK)
 		return rc;
 	c->e = e;
 	e->misplace_chunk = (size_t)o->misplace_chunk;
 	eb_harness_tune(o, e->prov, &c->chunk, &c->window);
-	return EB_OK;
+	if (c->chunk > e->lim.max_rma) { /* one write carries at most this */
+		c->chunk_asked = c->chunk;
+		c->chunk = e->lim.max_rma;
+	}
+	if (b->fits != NULL)
+		rc = b->fits(o, &e->lim, &e->chan[0].nic, c->rank == 0);
+	return rc;
 }
 
 /* The harness's engine (a benchmark that opens its own closes it). */
@@ -237,8 +244,10 @@ int eb_harness_run(const struct eb_bench *b, const struct eb_opts *o, struct eb_
 		return EB_EINVAL;
 	}
 	rc = open_ctx(&c, b, o, boot, &e);
-	if (rc != EB_OK)
+	if (rc != EB_OK) {
+		close_ctx(&c, &e, 0);
 		return rc;
+	}
 	rc = b->drive != NULL ? b->drive(&c) : measure(&c);
 	close_ctx(&c, &e, rc != EB_OK);
 	return rc;

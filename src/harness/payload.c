@@ -59,18 +59,18 @@ static void note_path(struct eb_ctx *c, enum eb_reg_path path)
 		c->path = path;
 }
 
-int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, uint64_t access, int exchange)
+int eb_payload_reg(struct eb_ctx *c, struct eb_payload *p, unsigned use, int exchange)
 {
-	int rc = eb_region_reg(&p->reg, c->e, eb_payload_nic(p), access, exchange);
+	int rc = eb_region_reg(&p->reg, c->e, eb_payload_nic(p), use, exchange);
 
 	if (rc == EB_OK && p->reg.mem.ptr != NULL)
 		note_path(c, p->reg.mr[0].path);
 	return rc;
 }
 
-int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, uint64_t access)
+int eb_payload_reg_one(struct eb_ctx *c, struct eb_payload *p, int chan, unsigned use)
 {
-	int rc = eb_region_reg_one(&p->reg, c->e, chan, eb_payload_nic(p), access);
+	int rc = eb_region_reg_one(&p->reg, c->e, chan, eb_payload_nic(p), use);
 
 	if (rc == EB_OK)
 		note_path(c, p->reg.mr[0].path);

@@ -33,7 +33,31 @@ static int try_gpu_reg(const struct eb_opts *o, int gpu)
 	}
 	if (r.state != EB_GREG_FAILED) /* a failed call has said why */
 		eb_err("--mem device: %s", r.why);
-	return rc == EB_ENOTSUP ? EB_EINVAL : rc;
+	/* Missing GPUDirect is the machine's state, not a wrong command line. */
+	return rc == EB_ENOTSUP && r.state != EB_GREG_NO_P2P ? EB_EINVAL : rc;
+}
+
+/* The benchmark's points against what one operation may carry on the first NIC a run uses. */
+static int try_fits(const struct eb_opts *o)
+{
+	const struct eb_bench *b = o->cmd->bench;
+	struct eb_limits lim;
+	struct eb_nic *nics;
+	char prov[32];
+	int n, rc;
+
+	if (b == NULL || b->fits == NULL)
+		return EB_OK;
+	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
+	if (rc == EB_OK)
+		rc = eb_fabric_nics(prov, &o->fab, 1, &nics, &n);
+	if (rc != EB_OK)
+		return rc;
+	rc = eb_chan_probe_limits(&nics[0], &lim);
+	if (rc == EB_OK)
+		rc = b->fits(o, &lim, &nics[0], 1);
+	eb_fabric_free_nics(nics, n);
+	return rc;
 }
 
 /* GPUs before the fabric: on a machine without one, that is what the user needs to hear. */
@@ -63,6 +87,8 @@ static int validate(const void *arg, void *out)
 	rc = eb_fabric_validate(&o->fab, a->np, 1);
 	if (rc == EB_OK && o->mem == EB_MEM_DEVICE && !o->staged)
 		rc = try_gpu_reg(o, o->gpu >= 0 ? o->gpu : 0);
+	if (rc == EB_OK)
+		rc = try_fits(o);
 	return eb_exit_code(rc);
 }
 

@@ -135,33 +135,20 @@ static void mem_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct e
 static void settings(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
 {
 	const struct eb_engine *e = c->e;
-	const char *nics[64];
 	char libfabric[16], hosts[64];
-	int k, n = e->nchan < 64 ? e->nchan : 64;
 
 	eb_fact_obj(s, "settings");
 	eb_fact_str(s, "bench", NULL, c->o->cmd->name);
 	eb_fact_int(s, "ranks", "ranks", c->nranks);
 	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_str(s, "launcher", "launcher", e->boot->ops->name);
-	eb_fact_str(s, "provider", "provider", e->prov);
-	eb_fact_to(s, EB_TO_CSV);
-	for (k = 0; k < n; k++)
-		nics[k] = e->chan[k].nic.domain;
-	eb_fact_break(s);
-	eb_fact_strs(s, "channel_nics", "channels on NICs", nics, n);
-	if (e->chan[0].nic.link_gbps > 0)
-		eb_fact_num(s, "link_gbps", "link", e->chan[0].nic.link_gbps, "%.1f Gbps per NIC");
-	else
-		eb_fact_null(s, "link_gbps", "link", "unknown (BusBW shows -; set --link-gbps)");
-	eb_fact_to(s, EB_TO_CSV);
+	eb_fabric_facts(c, s);
 	eb_fact_break(s);
 	eb_fact_int(s, "warmup", "warmup", c->o->warmup);
 	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_int(s, "iters", "iters", c->o->iters);
 	eb_fact_to(s, EB_TO_CSV);
-	eb_fact_size(s, "chunk", "chunk", c->chunk);
-	eb_fact_to(s, EB_TO_CSV);
+	eb_chunk_fact(c, s);
 	eb_fact_int(s, "window", "window", c->window);
 	eb_fact_to(s, EB_TO_CSV);
 	eb_fact_bool(s, "check", "check every iteration", c->o->check);
@@ -284,7 +271,7 @@ void eb_sweep_record(const struct eb_ctx *c, const struct eb_sweep *w, const str
 	const struct eb_variant *v = w->vars[m->pt->var];
 	double bytes = eb_variant_bytes(v, m->pt->size, c->nranks);
 	double gbps = gbps_of(bytes, m->all.mean);
-	double cap = c->e->chan[0].nic.link_gbps * w->nics[m->pt->var];
+	double cap = eb_fabric_link_for_busbw(c->e) * w->nics[m->pt->var];
 	char size[24];
 
 	eb_rec_str(x, "bench", c->o->cmd->name);

@@ -35,7 +35,7 @@ void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, i
 	int ipc = o->mem == EB_MEM_DEVICE && !o->staged && strncmp(prov, "shm", 3) == 0;
 
 	*chunk = o->chunk != 0 ? (size_t)o->chunk : ipc ? 256u << 20 : sock ? 512u << 10 : 1u << 20;
-	*window = o->window != 0 ? (int)o->window : sock ? 16 : 4;
+	*window = eb_fabric_window(prov, o->window);
 }
 
 int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,

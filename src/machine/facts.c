@@ -185,6 +185,39 @@ static int gather_gpus(struct eb_facts *f)
 	return EB_OK;
 }
 
+/* The provider and NICs a run across hosts opens without options, and the fabrics it
+ * passes over (efa-direct, on efa from libfabric 2.1). */
+static void gather_run(struct eb_facts *f)
+{
+	struct eb_fabric_opts fo = {.timeout_s = 1};
+	struct eb_run_fact *r = &f->run;
+	struct eb_nic *nics;
+	size_t used = 0;
+	int k, n;
+
+	if (eb_fabric_choose(&fo, 0, r->prov, sizeof(r->prov)) != EB_OK ||
+	    eb_fabric_nics(r->prov, &fo, 0, &nics, &n) != EB_OK) {
+		r->prov[0] = '\0';
+		return;
+	}
+	for (k = 0; k < n && r->nnics < EB_FACTS_NICS; k++, r->nnics++) {
+		snprintf(r->nics[k].domain, sizeof(r->nics[k].domain), "%s", nics[k].domain);
+		snprintf(r->nics[k].fabric, sizeof(r->nics[k].fabric), "%s", nics[k].fabric);
+	}
+	for (k = 0; k < f->nrows; k++) {
+		const struct eb_prov_row *p = &f->rows[k];
+
+		if (!p->usable || strcmp(p->prov, r->prov) != 0 || n < 1 ||
+		    strcmp(p->fabric, nics[0].fabric) == 0 ||
+		    strstr(r->others, p->fabric) != NULL || eb_fabric_is_socket_prov(p->prov))
+			continue;
+		if (used < sizeof(r->others))
+			used += (size_t)snprintf(r->others + used, sizeof(r->others) - used, "%s%s",
+						 used ? "," : "", p->fabric);
+	}
+	eb_fabric_free_nics(nics, n);
+}
+
 /* Registration is tried with these providers, on GPU 0 and each one's first NIC. */
 static void gather_reg(struct eb_facts *f)
 {
@@ -211,6 +244,7 @@ int eb_facts_gather(struct eb_facts *f)
 		return rc;
 	}
 	gather_reg(f);
+	gather_run(f);
 	return EB_OK;
 }
 

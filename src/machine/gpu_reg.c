@@ -60,12 +60,23 @@ static int try_paths(const char *prov, const struct eb_fabric_opts *fo, int sing
 	rc = eb_fabric_nics(prov, fo, single_host, &nics, &n);
 	if (rc != EB_OK)
 		return failed(r, rc, "no NIC of the provider to try on");
-	rc = eb_chan_open(&ch, &nics[0], 0, 1);
+	rc = eb_chan_open(&ch, &nics[0], 0, 1, &(struct eb_chan_cfg){.quiet = 1});
+	if (rc == EB_ENOTSUP) {
+		eb_versions_get(&v);
+		r->state = EB_GREG_NO_P2P;
+		snprintf(r->why, sizeof(r->why),
+			 "libfabric %u.%u's %s cannot reach GPU memory peer to peer (GPUDirect "
+			 "RDMA: no nvidia-peermem or DMA-BUF?) and would copy it through host "
+			 "memory: GPU buffers only through --staged",
+			 v.fi_major, v.fi_minor, prov);
+		goto free_nics;
+	}
 	if (rc != EB_OK) {
 		failed(r, rc, "cannot open a channel on its first NIC");
 		goto free_nics;
 	}
 	r->state = EB_GREG_TRIED;
+	r->p2p = (int)ch.p2p;
 	rc = eb_mr_try_gpu(&ch, m, EB_REG_DMABUF);
 	r->dmabuf = rc == EB_OK ? 1 : rc == EB_ENOTSUP ? -1 : 0;
 	if (r->dmabuf < 0) {

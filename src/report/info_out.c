@@ -1,5 +1,6 @@
 #include "info_out.h"
 #include "doc.h"
+#include "efabench/chan.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 
@@ -107,8 +108,11 @@ static void print_gpus(FILE *f, const struct eb_facts *x)
 				r->prov);
 		else if (r->state == EB_GREG_FAILED)
 			fprintf(f, "  %-8s FI_HMEM: not tried (%s)\n", r->prov, r->why);
+		else if (r->state == EB_GREG_NO_P2P)
+			fprintf(f, "  %-8s FI_HMEM: %s\n", r->prov, r->why);
 		else if (r->state == EB_GREG_TRIED)
-			fprintf(f, "  %-8s FI_HMEM: DMA-BUF %s%s%s, FI_HMEM_CUDA %s%s\n", r->prov,
+			fprintf(f, "  %-8s FI_HMEM: path %s, DMA-BUF %s%s%s, FI_HMEM_CUDA %s%s\n",
+				r->prov, eb_p2p_name((enum eb_p2p)r->p2p),
 				r->dmabuf > 0	? "yes"
 				: r->dmabuf < 0 ? "not tried"
 						: "no",
@@ -120,10 +124,29 @@ static void print_gpus(FILE *f, const struct eb_facts *x)
 	}
 }
 
+/* What a run across hosts takes without options: NICs as (domain, fabric) pairs. */
+static void print_run(FILE *f, const struct eb_facts *x)
+{
+	const struct eb_run_fact *r = &x->run;
+	int k;
+
+	if (r->prov[0] == '\0')
+		return;
+	fprintf(f, "\nA run across hosts opens, without options: provider %s, channels on",
+		r->prov);
+	for (k = 0; k < r->nnics; k++)
+		fprintf(f, " %s (fabric %s)", r->nics[k].domain, r->nics[k].fabric);
+	fprintf(f, "\n");
+	if (r->others[0] != '\0')
+		fprintf(f, "  %s also lists fabric %s for them: --fabric picks it\n", r->prov,
+			r->others);
+}
+
 void eb_facts_print(FILE *f, const struct eb_facts *x)
 {
 	print_libs(f, x);
 	print_rows(f, x);
+	print_run(f, x);
 	print_gpus(f, x);
 }
 
@@ -198,11 +221,10 @@ static void head_gpus(struct eb_rec *h, const struct eb_facts *x)
 
 static void head_registration(struct eb_rec *h, const struct eb_facts *x)
 {
-	static const char *const state[] = {[EB_GREG_NOT_TRIED] = "not tried",
-					    [EB_GREG_NO_PROV] = "no provider",
-					    [EB_GREG_NO_HMEM] = "no FI_HMEM",
-					    [EB_GREG_FAILED] = "failed",
-					    [EB_GREG_TRIED] = "tried"};
+	static const char *const state[] = {
+	    [EB_GREG_NOT_TRIED] = "not tried",	  [EB_GREG_NO_PROV] = "no provider",
+	    [EB_GREG_NO_HMEM] = "no FI_HMEM",	  [EB_GREG_FAILED] = "failed",
+	    [EB_GREG_NO_P2P] = "no peer to peer", [EB_GREG_TRIED] = "tried"};
 	int k;
 
 	eb_rec_items(h, "registration");
@@ -221,6 +243,10 @@ static void head_registration(struct eb_rec *h, const struct eb_facts *x)
 		else
 			eb_rec_null(r, "dmabuf_reason");
 		bool_or_null(r, "hmem_cuda", tried ? g->hmem_cuda : -1);
+		if (tried)
+			eb_rec_str(r, "path", eb_p2p_name((enum eb_p2p)g->p2p));
+		else
+			eb_rec_null(r, "path");
 		if (g->why[0] != '\0')
 			eb_rec_str(r, "reason", g->why);
 		else
@@ -260,12 +286,36 @@ int eb_facts_md(const struct eb_facts *x, const char *path)
 	return eb_out_close(f, path);
 }
 
+static void head_run(struct eb_rec *h, const struct eb_facts *x)
+{
+	const struct eb_run_fact *r = &x->run;
+	int k;
+
+	eb_rec_obj(h, "run");
+	if (r->prov[0] != '\0')
+		eb_rec_str(h, "provider", r->prov);
+	else
+		eb_rec_null(h, "provider");
+	eb_rec_items(h, "channels");
+	for (k = 0; k < r->nnics; k++) {
+		struct eb_rec *c = eb_rec_item(h, "channels");
+
+		if (c == NULL)
+			break;
+		eb_rec_str(c, "domain", r->nics[k].domain);
+		eb_rec_str(c, "fabric", r->nics[k].fabric);
+	}
+	eb_rec_str(h, "other_fabrics", r->others);
+	eb_rec_end(h);
+}
+
 int eb_facts_write(const struct eb_facts *x, const char *csv_path, const char *json_path)
 {
 	struct eb_doc d = {0};
 	int k, rc = EB_OK;
 
 	head_versions(&d.head, x);
+	head_run(&d.head, x);
 	head_gpus(&d.head, x);
 	head_registration(&d.head, x);
 	for (k = 0; k < x->nrows && rc == EB_OK; k++) {

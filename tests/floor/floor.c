@@ -157,9 +157,9 @@ static int burst(struct eb_chan *ch, char *buf, struct eb_mr *mr, const struct e
 		ssize_t k;
 
 		/* within the inject size no completion comes: the provider bounds the window */
-		while (posted < n && (s <= ch->inject_size || posted - done < w)) {
+		while (posted < n && (s <= ch->lim.inject_rma || posted - done < w)) {
 			ssize_t r =
-			    s <= ch->inject_size
+			    s <= ch->lim.inject_rma
 				? fi_inject_writedata(ch->ep, buf, s, 0, peer, rk->addr, rk->key)
 				: fi_writedata(ch->ep, buf, s, mr->desc, 0, peer, rk->addr, rk->key,
 					       NULL);
@@ -172,7 +172,7 @@ static int burst(struct eb_chan *ch, char *buf, struct eb_mr *mr, const struct e
 				return -1;
 			}
 			posted++;
-			done += s <= ch->inject_size;
+			done += s <= ch->lim.inject_rma;
 		}
 		k = fi_cq_read(ch->cq, e, 16);
 		if (k < 0 && k != -FI_EAGAIN)
@@ -231,13 +231,13 @@ static int run(struct eb_boot *b, void *arg)
 	if (all == NULL || buf == NULL || eb_fabric_choose(&fo, 1, prov, sizeof(prov)) != EB_OK ||
 	    eb_fabric_nics(prov, &fo, 1, &nics, &n) != EB_OK)
 		goto free_bufs;
-	if (eb_chan_open(&ch, &nics[0], 0, b->size) != EB_OK)
+	if (eb_chan_open(&ch, &nics[0], 0, b->size, NULL) != EB_OK)
 		goto free_nics;
 	/* The same address exchange efabench does, through its bootstrap. */
 	if (eb_boot_allgather(b, ch.name, names, EB_ADDR_MAX, eb_deadline(30)) != EB_OK ||
 	    eb_chan_connect(&ch, names[0], lens, b->size) != EB_OK ||
-	    eb_mr_reg(&ch, buf, 2 * a->size + 64, FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE,
-		      &mr) != EB_OK)
+	    eb_mr_reg(&ch, buf, 2 * a->size + 64,
+		      EB_USE_SEND | EB_USE_RECV | EB_USE_SOURCE | EB_USE_TARGET, &mr) != EB_OK)
 		goto close_chan;
 	mine = mr.rkey;
 	if (eb_boot_allgather(b, &mine, all, sizeof(mine), eb_deadline(30)) != EB_OK ||

@@ -164,7 +164,7 @@ static int rank_main(struct eb_boot *b, void *arg)
 {
 	const struct args *a = (const struct args *)arg;
 	size_t len = at(a, NCASES) + sizeof(uint64_t);
-	struct eb_fabric_opts fo = {NULL, NULL, a->channels, 0, 30, 0, NULL, 0, 2};
+	struct eb_fabric_opts fo = {.channels = a->channels, .timeout_s = 30, .threads = 2};
 	struct eb_proxy_opts po = {EB_LAYOUT_SPLIT, 64 << 10, 4,  64, 10, 64,
 				   2 * NCASES,	    GPU,      30, -1};
 	struct eb_mem src, dst;
@@ -186,8 +186,8 @@ static int rank_main(struct eb_boot *b, void *arg)
 		memcpy((char *)src.ptr + at(a, NCASES), &flag_word, sizeof(flag_word));
 		memset(dst.ptr, 0, len);
 	}
-	rc = rc ? rc : eb_engine_reg_mem(&e, &src, 0, len, FI_WRITE, src_mr, NULL);
-	rc = rc ? rc : eb_engine_reg_mem(&e, &dst, 0, len, FI_REMOTE_WRITE, dst_mr, keys);
+	rc = rc ? rc : eb_engine_reg_mem(&e, &src, 0, len, EB_USE_SOURCE, src_mr, NULL);
+	rc = rc ? rc : eb_engine_reg_mem(&e, &dst, 0, len, EB_USE_TARGET, dst_mr, keys);
 	struct eb_proxy_bufs pb = {(char *)src.ptr, len, src_mr, len, keys};
 	rc = rc ? rc : eb_proxy_open(&p, &e, &pb, &po);
 	rc = rc ? rc : eb_proxy_start(p);

@@ -28,7 +28,7 @@ static void write_every_channel(struct eb_engine *e, struct eb_region *dst)
 	int c, i, rc = EB_OK;
 
 	if (e->rank == 1) {
-		CHECK(eb_region_alloc(&src, e, EB_MEM_HOST, SLOT, FI_WRITE, 0, "the source") ==
+		CHECK(eb_region_alloc(&src, e, EB_MEM_HOST, SLOT, EB_USE_SOURCE, 0, "the source") ==
 		      EB_OK);
 		for (i = 0; i < SLOT; i++)
 			((unsigned char *)src.mem.ptr)[i] = (unsigned char)(i + 1);
@@ -76,10 +76,10 @@ static int rank_regions(struct eb_boot *b, void *arg)
 	n = e.nchan;
 	/* Rank 0 exposes nothing but takes part in the exchange. */
 	if (me == 0)
-		CHECK(eb_region_reg(&r, &e, NULL, FI_REMOTE_WRITE, 1) == EB_OK);
+		CHECK(eb_region_reg(&r, &e, NULL, EB_USE_TARGET, 1) == EB_OK);
 	else
-		CHECK(eb_region_alloc(&r, &e, EB_MEM_HOST, 4096, FI_REMOTE_WRITE, 1,
-				      "the target") == EB_OK);
+		CHECK(eb_region_alloc(&r, &e, EB_MEM_HOST, 4096, EB_USE_TARGET, 1, "the target") ==
+		      EB_OK);
 	CHECK(r.mr != NULL && r.rkeys != NULL && r.chan == -1);
 	CHECK((r.mem.ptr == NULL) == (me == 0));
 	CHECK(me == 0 || r.mr[0].path == EB_REG_HOST);
@@ -100,7 +100,7 @@ static int rank_regions(struct eb_boot *b, void *arg)
 	write_every_channel(&e, &r);
 
 	/* A local region: one channel, no keys. */
-	CHECK(eb_region_local(&one, &e, n - 1, msg, sizeof(msg), FI_SEND) == EB_OK);
+	CHECK(eb_region_local(&one, &e, n - 1, msg, sizeof(msg), EB_USE_SEND) == EB_OK);
 	CHECK(one.chan == n - 1 && one.rkeys == NULL && one.mem.ptr == msg);
 	CHECK(eb_region_desc(&one, 0) == one.mr[0].desc);
 

@@ -32,9 +32,9 @@ static int a2a_setup(struct eb_ctx *c)
 		rc = eb_payload_alloc(c, &st->in, st->slot * (size_t)c->nranks,
 				      "the alltoall receive buffer");
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->out, FI_WRITE, 0);
+		rc = eb_payload_reg(c, &st->out, EB_USE_SOURCE, 0);
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->in, FI_REMOTE_WRITE, 1);
+		rc = eb_payload_reg(c, &st->in, EB_USE_TARGET, 1);
 	return rc == EB_OK ? eb_payload_land(c, &st->in, st->slot) : rc;
 }
 

@@ -234,12 +234,14 @@ static void check_rdma_ports(struct eb_checks *s)
 static int check_nics(const struct eb_opts *o, const struct dopts *d, const char *prov,
 		      int single_host, struct eb_checks *s, struct eb_dnic *out)
 {
+	struct eb_fabric_opts fo = o->fab;
 	struct eb_nic *nics = NULL;
 	char name[64], type[64], list[256] = "";
 	const char *p;
 	int n = 0, k, count = 0, up = 0, expect = (int)d->expect_nics;
 
-	if (eb_fabric_nics(prov, &o->fab, single_host, &nics, &n) != EB_OK)
+	fo.nics_some = 1; /* each name is checked below, one line each */
+	if (eb_fabric_nics(prov, &fo, single_host, &nics, &n) != EB_OK)
 		n = 0;
 	if (o->fab.nics != NULL) {
 		for (p = o->fab.nics;
@@ -247,8 +249,7 @@ static int check_nics(const struct eb_opts *o, const struct dopts *d, const char
 			const struct eb_nic *nic = NULL;
 
 			for (k = 0; k < n && nic == NULL; k++)
-				if (strcmp(nics[k].domain, name) == 0 ||
-				    strcmp(nics[k].fabric, name) == 0)
+				if (eb_fabric_name_matches(name, nics[k].info))
 					nic = &nics[k];
 			check_nic(o, prov, name, nic, s, &out[count++]);
 		}

@@ -64,6 +64,8 @@ int eb_doctor_open(struct dctx *x)
 		fab.nics = x->nics;
 	else
 		fab.channels = x->nch;
+	/* Links between ranks of one host prove something of the NICs only through them. */
+	fab.nic_only = strncmp(x->prov, "shm", 3) != 0;
 	rc = eb_engine_open(&x->e, x->boot, &fab);
 	if (rc != EB_OK)
 		return rc;
@@ -159,6 +161,14 @@ static struct nic_tally tally_nic(const struct dctx *x, int ch, int r, double ty
 void eb_doctor_judge(struct dctx *x)
 {
 	int ch, r, p, d;
+
+	for (r = 0; r < x->n && (x->e.local == EB_LOCAL_SHM || x->e.local == EB_LOCAL_PROVIDER) &&
+		    strncmp(x->prov, "shm", 3) != 0;
+	     r++)
+		eb_check_add(&x->per[r], "same-host links", EB_WARN, 0, 0,
+			     "%s found no way to keep peers on one host off shared memory: their "
+			     "cells say nothing of the NICs",
+			     x->prov);
 
 	for (ch = 0; ch < x->nch; ch++) {
 		double typical = eb_pairs_typical(x->grid, x->n, ch);

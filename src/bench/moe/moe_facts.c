@@ -108,7 +108,8 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 static void fabric_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
 	eb_fact_break(s);
-	eb_fact_str(s, "provider", "provider", c->e->prov);
+	eb_fabric_facts(c, s);
+	eb_fact_break(s);
 	eb_fact_str(s, "mem", "memory", eb_mem_kind_name(c->mem));
 	eb_fact_str(s, "registration", "registration",
 		    c->staged ? "staged" : eb_reg_path_name(c->path));
@@ -116,7 +117,7 @@ static void fabric_facts(const struct eb_ctx *c, const struct mstate *st, struct
 		eb_head_fact(&s->head, "staged",
 			     "through pinned bounce buffers, copied inside "
 			     "each phase");
-	eb_fact_size(s, "chunk", "chunk", c->chunk);
+	eb_chunk_fact(c, s);
 	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
 }
 

@@ -32,7 +32,7 @@ static int open_rx(struct mstate *st, struct mside *sd, int k, const struct eb_f
 	rc = eb_engine_aim(&sd->eng[k], &sd->eng[r]);
 	if (rc == EB_OK)
 		rc = eb_region_reg(&sd->dst_reg[r], &sd->eng[r], eb_payload_nic(&st->dst),
-				   FI_REMOTE_WRITE, 1);
+				   EB_USE_TARGET, 1);
 	o.gpu = 0; /* no producers: the signal words are read by the rank alone */
 	b.dst_keys = sd->dst_reg[r].rkeys;
 	return rc != EB_OK ? rc : eb_proxy_open(&sd->px[r], &sd->eng[r], &b, &o);
@@ -105,13 +105,13 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 		if (rc != EB_OK)
 			break;
 		sd->eng[k].misplace_chunk = e0->misplace_chunk;
-		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src), FI_WRITE,
-				   0);
+		rc = eb_region_reg(&sd->src_reg[k], &sd->eng[k], eb_payload_nic(&st->src),
+				   EB_USE_SOURCE, 0);
 		if (rc == EB_OK && rx)
 			rc = open_rx(st, sd, k, &f, o);
 		else if (rc == EB_OK)
 			rc = eb_region_reg(&sd->dst_reg[k], &sd->eng[k], eb_payload_nic(&st->dst),
-					   FI_REMOTE_WRITE, 1);
+					   EB_USE_TARGET, 1);
 		b.src_mrs = sd->src_reg[k].mr;
 		b.dst_keys = sd->dst_reg[rx ? st->nq + k : k].rkeys;
 		if (rc == EB_OK)
@@ -337,8 +337,8 @@ static int regions(struct eb_ctx *c, struct mstate *st)
 
 	rc = rc != EB_OK ? rc
 			 : eb_payload_alloc(c, &st->src, st->plan.src_len, "the moe source region");
-	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
-	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, EB_USE_SOURCE, 0);
+	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 	rc = rc != EB_OK ? rc : eb_moe_peers_open(c, st, by_stores(st, c));
 	rc = rc != EB_OK ? rc : eb_moe_ce(c, st);
 	if (rc == EB_OK && (st->inits & (1u << INIT_MPI)))

@@ -59,14 +59,14 @@ static int open_bufs(struct eb_pairs *p, enum eb_mem_kind mem)
 	for (k = 0; k < NX && rc == EB_OK; k++) /* the data writes keep a window in flight */
 		rc = eb_xfer_init(&p->x[k], e, k == DATA ? p->window : 1);
 	if (rc == EB_OK)
-		rc =
-		    eb_region_alloc(&p->src, e, mem, p->size + 64, FI_WRITE, 0, "the pairs source");
+		rc = eb_region_alloc(&p->src, e, mem, p->size + 64, EB_USE_SOURCE, 0,
+				     "the pairs source");
 	if (rc == EB_OK)
-		rc = eb_region_alloc(&p->dst, e, mem, p->size + 64, FI_REMOTE_WRITE, 1,
+		rc = eb_region_alloc(&p->dst, e, mem, p->size + 64, EB_USE_TARGET, 1,
 				     "the pairs target");
 	m.ptr = p->ctl;
 	m.len = (size_t)nch * 2 * sizeof(*p->ctl);
-	return rc == EB_OK ? eb_region_reg(&p->ctl_reg, e, &m, FI_SEND | FI_RECV, 0) : rc;
+	return rc == EB_OK ? eb_region_reg(&p->ctl_reg, e, &m, EB_USE_SEND | EB_USE_RECV, 0) : rc;
 }
 
 int eb_pairs_open(struct eb_pairs **out, struct eb_engine *e, size_t size, enum eb_mem_kind mem,

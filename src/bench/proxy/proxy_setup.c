@@ -58,15 +58,15 @@ static int buffers(struct eb_ctx *c, struct pstate *st, const struct popts *po,
 	}
 	if (c->rank == 0) {
 		rc = eb_payload_alloc(c, &st->src, st->slot, "the put source");
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, FI_WRITE, 0);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, EB_USE_SOURCE, 0);
 		/* Rank 0 is never a target, but the key exchange is collective. */
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 		pb->src = eb_payload_at(&st->src, 0);
 		pb->src_len = st->slot;
 		pb->src_mrs = st->src.reg.mr;
 	} else {
 		rc = eb_payload_alloc(c, &st->dst, st->slot, "the put target");
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 	}
 	pb->dst_len = st->slot;
 	pb->dst_keys = st->dst.reg.rkeys;

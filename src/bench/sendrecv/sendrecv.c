@@ -6,7 +6,11 @@
 #include "efabench/status.h"
 #include "efabench/xfer.h"
 
+#include "efabench/size.h"
+#include "core/log.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 struct sendrecv_state {
 	struct eb_payload out, in;
@@ -18,26 +22,45 @@ struct sendrecv_state {
 	int inject;   /* the message goes by fi_inject: no send completion to wait for */
 };
 
+/* A message larger than one send carries goes as several only where sends land in order
+ * (FI_ORDER_SAS): efa-direct sends at most the MTU (~8.9 KB) and orders nothing. */
+static int sendrecv_fits(const struct eb_opts *o, const struct eb_limits *lim,
+			 const struct eb_nic *nic, int say)
+{
+	uint64_t max = o->sizes[o->nsizes - 1];
+	char big[24], most[24];
+
+	if (lim->sas || max <= lim->max_msg)
+		return EB_OK;
+	if (say)
+		eb_err("provider %s (fabric %s) sends at most %s per message and keeps no order "
+		       "between sends (no FI_ORDER_SAS), so a message cannot go as several: -e %s "
+		       "is refused (-e %s is the most%s)",
+		       nic->prov, nic->fabric, eb_size_format(lim->max_msg, most, sizeof(most)),
+		       eb_size_format(max, big, sizeof(big)), most,
+		       strcmp(nic->prov, "efa") == 0 ? "; the efa fabric sends any size" : "");
+	return EB_EINVAL;
+}
+
 static int sendrecv_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
-	struct eb_chan *ch = &e->chan[0];
 	size_t max = (size_t)c->o->sizes[c->o->nsizes - 1];
 	struct sendrecv_state *st = c->priv;
 	int rc;
 
 	/* Chunks of one message land in order only where sends are ordered (FI_ORDER_SAS);
-	 * elsewhere each message goes as one operation. */
-	st->chunk = ch->ordered_sends ? c->chunk : max;
-	if (st->chunk > ch->max_msg)
-		st->chunk = ch->max_msg;
+	 * elsewhere each message goes as one operation (sendrecv_fits). */
+	st->chunk = e->lim.sas ? c->chunk : max;
+	if (st->chunk > e->lim.max_msg)
+		st->chunk = e->lim.max_msg;
 	rc = eb_payload_alloc(c, &st->out, max, "the send buffer");
 	if (rc == EB_OK)
 		rc = eb_payload_alloc(c, &st->in, max, "the receive buffer");
 	if (rc == EB_OK)
-		rc = eb_payload_reg_one(c, &st->out, 0, FI_SEND);
+		rc = eb_payload_reg_one(c, &st->out, 0, EB_USE_SEND);
 	if (rc == EB_OK)
-		rc = eb_payload_reg_one(c, &st->in, 0, FI_RECV);
+		rc = eb_payload_reg_one(c, &st->in, 0, EB_USE_RECV);
 	if (rc == EB_OK)
 		rc = eb_xfer_init(&st->tx, e, c->window);
 	if (rc == EB_OK)
@@ -89,7 +112,7 @@ static int arm_tx(struct eb_ctx *c, struct sendrecv_state *st)
 static int uses_inject(const struct eb_ctx *c, const struct sendrecv_state *st, size_t bytes)
 {
 	return !st->out.staged && c->mem != EB_MEM_DEVICE && bytes <= st->chunk &&
-	       bytes <= c->e->chan[0].inject_size;
+	       bytes <= c->e->lim.inject_msg;
 }
 
 static int sendrecv_prepare(struct eb_ctx *c)
@@ -201,6 +224,7 @@ static const struct eb_bench sendrecv_bench = {
 		  EB_FLOW_PAIRS}},
     .one_way = 1,
     .extra = sendrecv_extra,
+    .fits = sendrecv_fits,
     EB_BENCH_HOOKS(sendrecv),
 };
 

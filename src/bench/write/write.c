@@ -88,12 +88,12 @@ static int write_setup(struct eb_ctx *c)
 		    eb_payload_alloc(c, &st->src, st->slot * (size_t)c->nranks, "the write source");
 		if (rc != EB_OK)
 			return rc;
-		rc = eb_payload_reg(c, &st->src, FI_WRITE, 0);
+		rc = eb_payload_reg(c, &st->src, EB_USE_SOURCE, 0);
 		if (rc == EB_OK)
 			rc = eb_region_local(&st->acks, e, 0, st->ack_in,
-					     sizeof(*st->ack_in) * c->nranks, FI_RECV);
+					     sizeof(*st->ack_in) * c->nranks, EB_USE_RECV);
 		/* Rank 0 is never a target, but the key exchange is collective. */
-		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 		if (rc == EB_OK && c->o->corrupt_key) {
 			size_t i;
 
@@ -104,9 +104,10 @@ static int write_setup(struct eb_ctx *c)
 	}
 	rc = eb_payload_alloc(c, &st->dst, st->slot, "the write target");
 	if (rc == EB_OK)
-		rc = eb_region_local(&st->acks, e, 0, &st->ack_out, sizeof(st->ack_out), FI_SEND);
+		rc = eb_region_local(&st->acks, e, 0, &st->ack_out, sizeof(st->ack_out),
+				     EB_USE_SEND);
 	if (rc == EB_OK)
-		rc = eb_payload_reg(c, &st->dst, FI_REMOTE_WRITE, 1);
+		rc = eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 	return rc == EB_OK ? eb_payload_land(c, &st->dst, 0) : rc;
 }
 
@@ -332,8 +333,7 @@ static void rate_extra(const struct eb_ctx *c, const struct eb_meas *m, struct e
 		return;
 	eb_rec_num(rec, "mmsg_per_s", m->all.mean > 0 ? 1e-6 / m->all.mean : 0.0);
 	/* whether the burst injected its writes (rate_run) */
-	eb_rec_bool(rec, "inject",
-		    c->mem != EB_MEM_DEVICE && m->pt->size <= c->e->chan[0].inject_size);
+	eb_rec_bool(rec, "inject", c->mem != EB_MEM_DEVICE && m->pt->size <= c->e->lim.inject_rma);
 }
 
 static int write_finish(struct eb_opts *o, void *own)
