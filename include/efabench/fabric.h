@@ -65,11 +65,13 @@ enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, in
 /* The libfabric API version of the headers we were built with. */
 #define EB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
-/* The API version we ask fi_getinfo for: the headers', raised to 1.20 where the runtime is
- * 1.20 or later, so that DMA-BUF registration (whose 1.20 ABI mr.c defines where the headers
- * lack it) works whatever headers built efabench. Of what we hand libfabric, only the memory
- * registration's attributes differ between the two; mr.c passes them at 1.20's size. */
+/* The API version we ask fi_getinfo for: the headers', raised to the runtime's up to 1.20
+ * (max(headers, min(runtime, 1.20))). efa enables device RDMA by default from API 1.18, and
+ * DMA-BUF registration (whose 1.20 ABI mr.c defines where the headers lack it) needs 1.20,
+ * whatever headers built efabench. Of what we hand libfabric, only the memory registration's
+ * attributes differ between these versions; mr.c passes them at 1.20's size. */
 uint32_t eb_fabric_api_version(void);
+uint32_t eb_fabric_api_pick(uint32_t headers, uint32_t runtime); /* the rule itself */
 
 /* Hints that ask for everything above and accept every mr_mode bit we know how to honour;
  * with hmem, also FI_HMEM (only then: it changes what some providers offer for host memory).

@@ -45,11 +45,18 @@ struct fi_info *eb_fabric_hints(const char *prov, int hmem)
 	return h;
 }
 
+uint32_t eb_fabric_api_pick(uint32_t headers, uint32_t runtime)
+{
+	uint32_t dmabuf = FI_VERSION(1, 20), want = runtime < dmabuf ? runtime : dmabuf;
+
+	/* efa turns device RDMA on by default only for API 1.18 and later (p4d's reads, GPU
+	 * memory): a 1.17 build on a 1.18 or 1.19 runtime asks for the runtime's. */
+	return want > headers ? want : headers;
+}
+
 uint32_t eb_fabric_api_version(void)
 {
-	uint32_t rt = fi_version(), dmabuf = FI_VERSION(1, 20);
-
-	return EB_FI_VERSION >= dmabuf || rt < dmabuf ? EB_FI_VERSION : dmabuf;
+	return eb_fabric_api_pick(EB_FI_VERSION, fi_version());
 }
 
 int eb_fabric_usable(const struct fi_info *i)

@@ -3,6 +3,7 @@
  * buffer registers with. The lists are real libfabric structures (fi_allocinfo), as
  * fi_getinfo hands them back. */
 #include "check.h"
+#include "efabench/chan.h"
 #include "efabench/fabric.h"
 #include "efabench/mr.h"
 #include "efabench/status.h"
@@ -121,8 +122,54 @@ static void access_table(void)
 	       FI_REMOTE_READ) == 0); /* no key grants remote reads */
 }
 
+static void api_version(void)
+{
+	const uint32_t v117 = FI_VERSION(1, 17), v118 = FI_VERSION(1, 18), v119 = FI_VERSION(1, 19),
+		       v120 = FI_VERSION(1, 20), v122 = FI_VERSION(1, 22), v26 = FI_VERSION(2, 6);
+
+	CHECK(eb_fabric_api_pick(v117, v117) == v117);
+	/* 1.17 headers on a 1.18/1.19 runtime: the runtime's (efa's device RDMA default) */
+	CHECK(eb_fabric_api_pick(v117, v118) == v118);
+	CHECK(eb_fabric_api_pick(v117, v119) == v119);
+	CHECK(eb_fabric_api_pick(v117, v26) == v120);
+	CHECK(eb_fabric_api_pick(v122, v26) == v122);
+	CHECK(eb_fabric_api_pick(v122, v117) == v122); /* never below the headers' */
+}
+
+/* An fi_info whose queues hold tx + rx entries. */
+static struct fi_info *queues(size_t tx, size_t rx)
+{
+	struct fi_info *i = fi_allocinfo();
+
+	if (i == NULL)
+		abort();
+	i->tx_attr->size = tx;
+	i->rx_attr->size = rx;
+	return i;
+}
+
+static void cq_size(void)
+{
+	struct fi_info *small = queues(256, 256), *efa = queues(4096, 8192);
+
+	/* alltoall, 128 ranks, window 4: ~1,016 completions may be outstanding on a channel,
+	 * about the 1,024 of efa-direct 2.1's device CQ; asked for: twice what can be due. */
+	CHECK(eb_cq_size(128, 4, small) == 2 * (2 * 128 * 4 + 128));
+	CHECK(eb_cq_size(128, 4, small) > 1016 + 128);
+	/* never below what the provider's queues hold (efa RDM: tx 4096 + rx 8192) */
+	CHECK(eb_cq_size(2, 4, efa) == 4096 + 8192);
+	CHECK(eb_cq_size(1024, 64, small) == 2 * (2 * 1024 * 64 + 1024));
+	/* bounded: a queue no provider would allocate is not asked for */
+	CHECK(eb_cq_size(65535, 65536, small) == (size_t)1 << 22);
+	CHECK(eb_cq_size(0, 0, NULL) > 0);
+	fi_freeinfo(small);
+	fi_freeinfo(efa);
+}
+
 int main(void)
 {
+	api_version();
+	cq_size();
 	fabric_choice();
 	nic_names();
 	access_table();
