@@ -66,7 +66,15 @@ struct eb_engine {
 	int nnics;
 	char prov[32];
 	double timeout_s;
-	uint64_t *imm;	    /* [size][nchan] arrivals of remote CQ data */
+	uint64_t *imm; /* [size][nchan] arrivals of remote CQ data */
+	/* What an empty poll reads: each channel with requests in flight (busy) or immediate
+	 * data awaited (due), every channel while due_all, the rest once every
+	 * EB_IDLE_SWEEP calls (efa runs its progress engine in every fi_cq_read: 31 idle
+	 * channels read on every poll would cost a latency run 31 reads a poll). */
+	uint32_t *busy;	  /* [nchan] requests posted and not yet finished */
+	uint32_t *due;	  /* [nchan] waits counting this channel's immediate data */
+	uint32_t due_all; /* waits counting any channel's, or a proxy thread's targets */
+	uint32_t sweeps;
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
 	unsigned idle_polls; /* empty polls in a row */
@@ -114,8 +122,22 @@ uint64_t eb_engine_deadline(const struct eb_engine *e);
  * it, since a clock read on the path between a completion and the next post is latency. */
 #define EB_DEADLINE_LAZY 0
 
-/* Poll every CQ once. Returns completions seen (>= 0) or a negative status. */
+/* Poll the CQs once: those with work in flight or immediate data awaited, and every
+ * EB_IDLE_SWEEP calls all of them. Returns completions seen (>= 0) or a negative status. */
+#define EB_IDLE_SWEEP 128 /* a power of two */
 int eb_progress(struct eb_engine *e);
+/* Every CQ once, whatever is in flight. */
+int eb_progress_all(struct eb_engine *e);
+/* A wait counts immediate data on chan (EB_CHAN_ANY: any channel) from now on (d = +1), or
+ * no longer (d = -1): eb_progress then reads that channel on every call. */
+void eb_engine_expect(struct eb_engine *e, int chan, int d);
+/* A loop that posts and reads a channel itself (eb_engine_read) keeps the count of what is
+ * in flight on it: +1 for each request it posts without eb_post_*, -1 for each of their
+ * completions it reads itself. */
+static inline void eb_engine_busy(struct eb_engine *e, int chan, int d)
+{
+	e->busy[chan] += (uint32_t)d;
+}
 
 /* The parts of eb_progress and eb_engine_step, for loops that poll one channel themselves with
  * the least work between two polls (message rates). eb_engine_read: up to max completions of

@@ -156,7 +156,9 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	want = (int)agreed;
 	e->chan = calloc((size_t)want, sizeof(*e->chan));
 	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
-	if (e->chan == NULL || e->imm == NULL) {
+	e->busy = calloc((size_t)want, sizeof(*e->busy));
+	e->due = calloc((size_t)want, sizeof(*e->due));
+	if (e->chan == NULL || e->imm == NULL || e->busy == NULL || e->due == NULL) {
 		eb_err("out of memory for %d channels", want);
 		rc = EB_ENOMEM;
 		goto free_tables;
@@ -190,8 +192,11 @@ close_chans:
 free_tables:
 	free(e->chan);
 	free(e->imm);
+	free(e->busy);
+	free(e->due);
 	e->chan = NULL;
 	e->imm = NULL;
+	e->busy = e->due = NULL;
 free_nics:
 	eb_fabric_free_nics(e->nics, e->nnics);
 	e->nics = NULL;
@@ -249,6 +254,8 @@ void eb_engine_close(struct eb_engine *e)
 		eb_chan_close(&e->chan[c]);
 	free(e->chan);
 	free(e->imm);
+	free(e->busy);
+	free(e->due);
 	eb_fabric_free_nics(e->nics, e->nnics);
 	memset(e, 0, sizeof(*e));
 }
@@ -258,8 +265,9 @@ static const char *op_name(enum eb_op op)
 	return op == EB_OP_WRITE ? "write" : op == EB_OP_SEND ? "send" : "receive";
 }
 
-static void finish(struct eb_req *r, int status)
+static void finish(struct eb_engine *e, struct eb_req *r, int status)
 {
+	e->busy[r->chan]--;
 	r->status = status;
 	r->done = 1;
 	if (r->cb != NULL)
@@ -302,7 +310,7 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 		eb_err("%s of %zu bytes with rank %d on channel %d (%s) failed: %s (%s)",
 		       op_name(r->op), r->len, r->peer, ch->index, ch->nic.domain,
 		       fi_strerror(err.err), text ? text : "no provider detail");
-		finish(r, EB_EFABRIC);
+		finish(e, r, EB_EFABRIC);
 	} else {
 		eb_err("incoming transfer on channel %d (%s) failed: %s (%s)", ch->index,
 		       ch->nic.domain, fi_strerror(err.err), text ? text : "no provider detail");
@@ -346,18 +354,22 @@ void eb_engine_dispatch(struct eb_engine *e, int chan, const struct fi_cq_data_e
 				e->stray_imm++;
 			}
 		} else if (ent[i].op_context != NULL) {
-			finish(ent[i].op_context, EB_OK);
+			finish(e, ent[i].op_context, EB_OK);
 		}
 	}
 }
 
-int eb_progress(struct eb_engine *e)
+static int poll_chans(struct eb_engine *e, int all)
 {
 	struct fi_cq_data_entry ent[CQ_BATCH];
 	int c, seen = 0;
 
 	for (c = 0; c < e->nchan; c++) {
-		ssize_t n = eb_engine_read(e, c, ent, CQ_BATCH);
+		ssize_t n;
+
+		if (!all && e->busy[c] == 0 && e->due[c] == 0)
+			continue;
+		n = eb_engine_read(e, c, ent, CQ_BATCH);
 
 		if (n < 0)
 			return (int)n;
@@ -365,6 +377,27 @@ int eb_progress(struct eb_engine *e)
 		seen += (int)n;
 	}
 	return seen;
+}
+
+int eb_progress(struct eb_engine *e)
+{
+	/* An idle channel still gets its turn: the provider's own protocol (acknowledgements,
+	 * resends) and writes nobody counts yet. */
+	return poll_chans(e, e->nchan == 1 || e->due_all > 0 ||
+				 (++e->sweeps & (EB_IDLE_SWEEP - 1)) == 0);
+}
+
+int eb_progress_all(struct eb_engine *e)
+{
+	return poll_chans(e, 1);
+}
+
+void eb_engine_expect(struct eb_engine *e, int chan, int d)
+{
+	if (chan == EB_CHAN_ANY)
+		e->due_all += (uint32_t)d;
+	else
+		e->due[chan] += (uint32_t)d;
 }
 
 /* Every CHECK_NS: is every peer still there (and answer the bootstrap's questions)? */
@@ -445,10 +478,14 @@ int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_p
 
 static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
 {
-	if (rc == 0)
+	if (rc == 0) {
+		e->busy[r->chan]++;
 		return EB_OK;
+	}
 	r->done = 0;
-	if (rc == -FI_EAGAIN)
+	/* shm (1.17) says -FI_ENOMEM when its receive queue is full: of our own receives,
+	 * while any is in flight, and one finishing makes room as with -FI_EAGAIN. */
+	if (rc == -FI_EAGAIN || (rc == -FI_ENOMEM && r->op == EB_OP_RECV && e->busy[r->chan] > 0))
 		return EB_AGAIN;
 	eb_err("posting a %s of %zu bytes to rank %d on channel %d (%s): %s", op_name(r->op),
 	       r->len, r->peer, r->chan, e->chan[r->chan].nic.domain, fi_strerror((int)-rc));

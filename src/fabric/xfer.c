@@ -371,6 +371,15 @@ static void report_timeout(struct eb_engine *e, struct eb_xfer **xs, int n,
 	}
 }
 
+/* The waits' counts say which channels an empty poll must read (eb_engine_expect). */
+static void expect(struct eb_engine *e, const struct eb_imm_wait *w, int nw, int d)
+{
+	int i;
+
+	for (i = 0; i < nw; i++)
+		eb_engine_expect(e, w[i].chan, d);
+}
+
 /* One count and no transfers (a message rate's target): this channel's CQ read in small
  * batches with nothing else between two reads, the other channels when it is empty. */
 static int wait_count(struct eb_engine *e, const struct eb_imm_wait *w, uint64_t deadline)
@@ -378,6 +387,7 @@ static int wait_count(struct eb_engine *e, const struct eb_imm_wait *w, uint64_t
 	struct fi_cq_data_entry ent[RATE_BATCH];
 	int rc = EB_OK;
 
+	expect(e, w, 1, +1);
 	while (rc == EB_OK && eb_imm_count(e, w->peer, w->chan) < w->count) {
 		ssize_t k =
 		    w->chan == EB_CHAN_ANY ? 0 : eb_engine_read(e, w->chan, ent, RATE_BATCH);
@@ -388,18 +398,17 @@ static int wait_count(struct eb_engine *e, const struct eb_imm_wait *w, uint64_t
 			k = eb_progress(e);
 		rc = k < 0 ? (int)k : eb_engine_polled(e, k > 0, &deadline);
 	}
+	expect(e, w, 1, -1);
 	if (rc == EB_ETIMEDOUT)
 		report_timeout(e, NULL, 0, w, 1);
 	return rc;
 }
 
-int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
-		     int nw, uint64_t deadline)
+static int wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
+		    int nw, uint64_t deadline)
 {
 	int i, rc, pending;
 
-	if (n == 0 && nw == 1)
-		return wait_count(e, w, deadline);
 	for (;;) {
 		uint64_t full = 0; /* channels whose provider refused a post in this sweep */
 
@@ -422,6 +431,19 @@ int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const stru
 		if (rc != EB_OK)
 			return rc;
 	}
+}
+
+int eb_xfer_wait_imm(struct eb_engine *e, struct eb_xfer **xs, int n, const struct eb_imm_wait *w,
+		     int nw, uint64_t deadline)
+{
+	int rc;
+
+	if (n == 0 && nw == 1)
+		return wait_count(e, w, deadline);
+	expect(e, w, nw, +1);
+	rc = wait_imm(e, xs, n, w, nw, deadline);
+	expect(e, w, nw, -1);
+	return rc;
 }
 
 int eb_xfer_wait(struct eb_xfer **xs, int n, uint64_t deadline)
@@ -524,6 +546,7 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 				return EB_OK;
 			if (rc != 0)
 				return eb_post_failed(e, r, rc);
+			eb_engine_busy(e, chan, +1);
 		}
 		b->nfree--;
 		(*posted)++;
@@ -568,6 +591,7 @@ int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf
 
 			if (!(ent[j].flags & FI_REMOTE_WRITE) && r >= first &&
 			    r < first + (size_t)window * sizeof(*b.reqs)) {
+				eb_engine_busy(e, chan, -1);
 				b.done++;
 				b.free[b.nfree++] = (int)((r - first) / sizeof(*b.reqs));
 			} else { /* not ours (an acknowledgement's receive): the engine's */

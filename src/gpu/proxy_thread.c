@@ -545,7 +545,10 @@ int eb_proxy_start(struct eb_proxy *p)
 	atomic_store(&p->last_move, eb_now_ns()); /* a target judges idleness before loop runs */
 	atomic_store(&p->stop, 0);
 	atomic_store(&p->ready, 0);
+	/* Writes land on any channel while the thread runs: it reads them all on every poll. */
+	eb_engine_expect(p->e, EB_CHAN_ANY, +1);
 	if (pthread_create(&p->th, NULL, run, p) != 0) {
+		eb_engine_expect(p->e, EB_CHAN_ANY, -1);
 		eb_err("cannot start the proxy thread");
 		return EB_ESYS;
 	}
@@ -588,6 +591,7 @@ int eb_proxy_stop(struct eb_proxy *p)
 		kill(getpid(), SIGKILL);
 	}
 	p->running = 0;
+	eb_engine_expect(p->e, EB_CHAN_ANY, -1);
 	return p->status;
 }
 

@@ -28,16 +28,16 @@ static int sendrecv_fits(const struct eb_opts *o, const struct eb_limits *lim,
 			 const struct eb_nic *nic, int say)
 {
 	uint64_t max = o->sizes[o->nsizes - 1];
-	char big[24], most[24];
+	char big[24];
 
 	if (lim->sas || max <= lim->max_msg)
 		return EB_OK;
 	if (say)
-		eb_err("provider %s (fabric %s) sends at most %s per message and keeps no order "
-		       "between sends (no FI_ORDER_SAS), so a message cannot go as several: -e %s "
-		       "is refused (-e %s is the most%s)",
-		       nic->prov, nic->fabric, eb_size_format(lim->max_msg, most, sizeof(most)),
-		       eb_size_format(max, big, sizeof(big)), most,
+		eb_err("provider %s (fabric %s) sends at most %zu bytes per message and keeps no "
+		       "order between sends (no FI_ORDER_SAS), so a message cannot go as several: "
+		       "-e %s is refused (-e %zu is the most%s)",
+		       nic->prov, nic->fabric, lim->max_msg, eb_size_format(max, big, sizeof(big)),
+		       lim->max_msg,
 		       strcmp(nic->prov, "efa") == 0 ? "; the efa fabric sends any size" : "");
 	return EB_EINVAL;
 }
