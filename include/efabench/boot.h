@@ -31,6 +31,12 @@ struct eb_boot_ops {
 			 void *recv, const int *rcount, const int *rdispl, uint64_t deadline);
 };
 
+/* What a rank keeps doing while a collective waits (eb_boot_idle_add). */
+struct eb_boot_idle {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
 struct eb_boot {
 	int rank, size;
 	int local_rank, local_size; /* among ranks on this host */
@@ -39,7 +45,18 @@ struct eb_boot {
 	/* MPI: > 0, a collective that waits longer asks every rank this often (seconds) whether
 	 * it is still there, and ends at once, naming the silent ones. */
 	double ask_s;
+	struct eb_boot_idle *idle; /* called about every millisecond a collective waits */
+	int nidle, idle_cap;
 };
+
+/* While a collective waits, call fn(arg) about every millisecond (and once as it starts): the
+ * fabric's engines progress there, since a provider such as efa needs its targets to answer
+ * its own protocol (receipts, end-of-read, resends) after their wait for data ended. EB_ENOMEM
+ * when it cannot be added (printed). Remove by arg. */
+int eb_boot_idle_add(struct eb_boot *b, void (*fn)(void *arg), void *arg);
+void eb_boot_idle_remove(struct eb_boot *b, void *arg);
+/* Run them once (the collectives do). */
+void eb_boot_idle(struct eb_boot *b);
 
 int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline);
 int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline);

@@ -87,6 +87,7 @@ struct eb_engine {
 	int host_ranks; /* ranks on this machine (its kernel), when the policy was chosen */
 	int cores;	/* in the union of their affinity masks (eb_boot_host_share) */
 	int failed;	/* a CQ error or lost peer was reported: later calls fail fast */
+	int lent;	/* a thread of its own drives it (a proxy): the bootstrap leaves it */
 	int abandoned;	/* eb_engine_abandon: the provider's objects are left to the exit */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */

@@ -11,13 +11,56 @@
 #include <string.h>
 #include <unistd.h>
 
+int eb_boot_idle_add(struct eb_boot *b, void (*fn)(void *arg), void *arg)
+{
+	if (b->nidle == b->idle_cap) {
+		int cap = b->idle_cap ? 2 * b->idle_cap : 8;
+		struct eb_boot_idle *grown = realloc(b->idle, sizeof(*grown) * (size_t)cap);
+
+		if (grown == NULL) {
+			eb_err("out of memory for the bootstrap's idle work");
+			return EB_ENOMEM;
+		}
+		b->idle = grown;
+		b->idle_cap = cap;
+	}
+	b->idle[b->nidle++] = (struct eb_boot_idle){fn, arg};
+	return EB_OK;
+}
+
+void eb_boot_idle_remove(struct eb_boot *b, void *arg)
+{
+	int i;
+
+	for (i = 0; i < b->nidle; i++)
+		if (b->idle[i].arg == arg) {
+			b->idle[i] = b->idle[--b->nidle];
+			break;
+		}
+	if (b->nidle == 0) {
+		free(b->idle);
+		b->idle = NULL;
+		b->idle_cap = 0;
+	}
+}
+
+void eb_boot_idle(struct eb_boot *b)
+{
+	int i;
+
+	for (i = 0; i < b->nidle; i++)
+		b->idle[i].fn(b->idle[i].arg);
+}
+
 int eb_boot_allgather(struct eb_boot *b, const void *in, void *out, size_t len, uint64_t deadline)
 {
+	eb_boot_idle(b);
 	return b->ops->allgather(b, in, out, len, deadline);
 }
 
 int eb_boot_alltoall(struct eb_boot *b, const void *in, void *out, size_t blk, uint64_t deadline)
 {
+	eb_boot_idle(b);
 	return b->ops->alltoall(b, in, out, blk, deadline);
 }
 
@@ -41,7 +84,7 @@ int eb_boot_barrier(struct eb_boot *b, uint64_t deadline)
 
 	if (out == NULL)
 		return EB_ENOMEM;
-	rc = b->ops->allgather(b, &in, out, 1, deadline);
+	rc = eb_boot_allgather(b, &in, out, 1, deadline);
 	free(out);
 	return rc;
 }
@@ -54,7 +97,7 @@ int eb_boot_allreduce(struct eb_boot *b, int64_t v, enum eb_reduce op, int64_t *
 
 	if (all == NULL)
 		return EB_ENOMEM;
-	rc = b->ops->allgather(b, &v, all, sizeof(v), deadline);
+	rc = eb_boot_allgather(b, &v, all, sizeof(v), deadline);
 	for (r = 0; rc == EB_OK && r < b->size; r++) {
 		if (r == 0)
 			acc = all[0];
@@ -130,7 +173,7 @@ int eb_boot_host_share(struct eb_boot *b, uint64_t deadline, struct eb_host_shar
 	/* An unreadable mask counts as no CPU: the policy then yields, the safe side. */
 	if (sched_getaffinity(0, sizeof(mine.mask), &mine.mask) != 0)
 		CPU_ZERO(&mine.mask);
-	rc = b->ops->allgather(b, &mine, all, sizeof(mine), deadline);
+	rc = eb_boot_allgather(b, &mine, all, sizeof(mine), deadline);
 	CPU_ZERO(&here);
 	CPU_ZERO(&machine);
 	*out = (struct eb_host_share){.single = 1};

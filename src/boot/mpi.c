@@ -89,7 +89,7 @@ free_bufs:
 /* Until req completes or the deadline passes. A collective may wait long (a phase's whole
  * length): with ask_s set, every ask_s it asks whether every rank is still there, so a stopped
  * rank ends the wait at once instead of at the deadline. */
-static int wait_req(const struct eb_boot *b, MPI_Request *req, uint64_t deadline, const char *what)
+static int wait_req(struct eb_boot *b, MPI_Request *req, uint64_t deadline, const char *what)
 {
 	uint64_t ask_ns = b->ask_s > 0 ? (uint64_t)(b->ask_s * 1e9) : 0;
 	uint64_t next_ask = ask_ns > 0 ? eb_now_ns() + ask_ns : UINT64_MAX;
@@ -103,6 +103,8 @@ static int wait_req(const struct eb_boot *b, MPI_Request *req, uint64_t deadline
 		}
 		if (done)
 			break;
+		if ((spins & 15) == 0)
+			eb_boot_idle(b);
 		if ((++spins & 1023) == 0) {
 			uint64_t now = eb_now_ns();
 

@@ -54,10 +54,28 @@ static int timed_out(struct eb_wire_rank *w, const char *what)
 	return EB_ETIMEDOUT;
 }
 
+/* poll() of one descriptor for up to ms milliseconds, in slices of one while the rank has
+ * idle work (its engines' progress: eb_boot_idle_add). */
+static int poll_idle(struct eb_boot *b, struct pollfd *p, int ms)
+{
+	int n;
+
+	if (b->nidle == 0)
+		return poll(p, 1, ms);
+	do {
+		n = poll(p, 1, ms > 0 ? 1 : 0);
+		if (n != 0)
+			return n;
+		eb_boot_idle(b);
+	} while (--ms > 0);
+	return 0;
+}
+
 /* Until the connection has something to read (EB_OK) or the deadline passes. A collective may
  * wait long (a phase's whole length); with ping_ns set the hub is asked every ping_ns whether
  * it is still there, and a silent one ends the wait at once, named (EB_EPEER, lost set). */
-static int await_frame(struct eb_wire_rank *w, uint64_t deadline, const char *what)
+static int await_frame(struct eb_boot *b, struct eb_wire_rank *w, uint64_t deadline,
+		       const char *what)
 {
 	for (;;) {
 		uint64_t now = eb_now_ns(), until = deadline, answer_by;
@@ -66,7 +84,7 @@ static int await_frame(struct eb_wire_rank *w, uint64_t deadline, const char *wh
 
 		if (w->ping_ns > 0 && now + w->ping_ns < deadline)
 			until = now + w->ping_ns;
-		n = poll(&p, 1, now >= until ? 0 : (int)((until - now) / 1000000 + 1));
+		n = poll_idle(b, &p, now >= until ? 0 : (int)((until - now) / 1000000 + 1));
 		if (n > 0)
 			return EB_OK;
 		if (n < 0 && errno != EINTR)
@@ -90,13 +108,13 @@ static int await_frame(struct eb_wire_rank *w, uint64_t deadline, const char *wh
 	}
 }
 
-static int read_header(struct eb_wire_rank *w, struct eb_wire_hdr *h, uint64_t deadline,
-		       const char *what)
+static int read_header(struct eb_boot *b, struct eb_wire_rank *w, struct eb_wire_hdr *h,
+		       uint64_t deadline, const char *what)
 {
 	int rc;
 
 	for (;;) { /* answers to an earlier question may still be on their way */
-		rc = await_frame(w, deadline, what);
+		rc = await_frame(b, w, deadline, what);
 		if (rc == EB_OK)
 			rc = eb_sock_read(w->fd, h, sizeof(*h), deadline);
 		if (rc != EB_OK || h->len != 0 ||
@@ -146,7 +164,7 @@ static int exchange(struct eb_boot *b, uint32_t type, const void *in, size_t in_
 		w->lost = rc == EB_EPEER;
 		return rc;
 	}
-	rc = read_header(w, &h, deadline, what);
+	rc = read_header(b, w, &h, deadline, what);
 	if (rc != EB_OK)
 		return rc;
 	if (h.type != EB_WIRE_RESULT || h.arg != w->seq || h.len != out_len) {

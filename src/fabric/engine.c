@@ -116,6 +116,17 @@ static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ra
 	return strcmp(e->prov, "efa") == 0 ? EB_LOCAL_SHM : EB_LOCAL_PROVIDER;
 }
 
+/* While a bootstrap collective waits: every channel read, so that the provider answers its
+ * own protocol for peers whose operations are still completing (efa's receipts, end-of-read,
+ * resends; rxm's rendezvous acknowledgements). */
+static void boot_waits(void *arg)
+{
+	struct eb_engine *e = arg;
+
+	if (!e->lent && !e->failed && !e->abandoned)
+		(void)eb_progress_all(e);
+}
+
 enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores)
 {
 	if (asked != EB_POLL_AUTO)
@@ -181,6 +192,8 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	rc = agree_limits(e);
 	if (rc == EB_OK)
 		rc = exchange_addresses(e, e);
+	if (rc == EB_OK)
+		rc = eb_boot_idle_add(b, boot_waits, e);
 	if (rc != EB_OK)
 		goto close_chans;
 	return EB_OK;
@@ -242,6 +255,8 @@ void eb_engine_close(struct eb_engine *e)
 	struct eb_chan **more;
 	int c;
 
+	if (e->boot != NULL && e->nchan > 0)
+		eb_boot_idle_remove(e->boot, e);
 	if (e->abandoned && e->chan != NULL) {
 		more = realloc(kept, (nkept + 1) * sizeof(*kept));
 		if (more != NULL) {

@@ -545,10 +545,13 @@ int eb_proxy_start(struct eb_proxy *p)
 	atomic_store(&p->last_move, eb_now_ns()); /* a target judges idleness before loop runs */
 	atomic_store(&p->stop, 0);
 	atomic_store(&p->ready, 0);
-	/* Writes land on any channel while the thread runs: it reads them all on every poll. */
+	/* Writes land on any channel while the thread runs: it reads them all on every poll. It
+	 * owns the engine: the bootstrap's waits leave it alone. */
 	eb_engine_expect(p->e, EB_CHAN_ANY, +1);
+	p->e->lent = 1;
 	if (pthread_create(&p->th, NULL, run, p) != 0) {
 		eb_engine_expect(p->e, EB_CHAN_ANY, -1);
+		p->e->lent = 0;
 		eb_err("cannot start the proxy thread");
 		return EB_ESYS;
 	}
@@ -592,6 +595,7 @@ int eb_proxy_stop(struct eb_proxy *p)
 	}
 	p->running = 0;
 	eb_engine_expect(p->e, EB_CHAN_ANY, -1);
+	p->e->lent = 0;
 	return p->status;
 }
 
