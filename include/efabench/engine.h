@@ -88,7 +88,11 @@ struct eb_engine {
 	int cores;	/* in the union of their affinity masks (eb_boot_host_share) */
 	int failed;	/* a CQ error or lost peer was reported: later calls fail fast */
 	int lent;	/* a thread of its own drives it (a proxy): the bootstrap leaves it */
-	int abandoned;	/* eb_engine_abandon: the provider's objects are left to the exit */
+	/* Provider calls so far, twice each: odd while inside one (eb_prov_enter), which a
+	 * watching thread ends the rank for once it lasts the timeout plus a second. */
+	uint64_t prov_seq;
+	const char *prov_call;
+	int abandoned; /* eb_engine_abandon: the provider's objects are left to the exit */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
 	void (*on_write)(void *arg, int src, int chan, uint32_t tag);
@@ -113,6 +117,23 @@ void eb_engine_quiesce(struct eb_engine *e);
  * reads the NULL context of the write it cancels (rxm_handle_comp_error) and crashes: survivors
  * of a lost rank died of SIGSEGV in 3 of 10 alltoall trials. Call before eb_engine_quiesce. */
 void eb_engine_abandon(struct eb_engine *e);
+
+/* Around every libfabric call on e's objects: a call that never returns (shm spinning on a
+ * lock a stopped peer holds) ends the rank, said, once it lasts e's timeout plus a second. */
+static inline void eb_prov_enter(struct eb_engine *e, const char *call)
+{
+	__atomic_store_n(&e->prov_call, call, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->prov_seq, e->prov_seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void eb_prov_leave(struct eb_engine *e)
+{
+	__atomic_store_n(&e->prov_seq, e->prov_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The watching thread's list (src/fabric/watch.c); eb_engine_open and close call these. */
+int eb_watch_add(struct eb_engine *e);
+void eb_watch_remove(struct eb_engine *e);
 
 /* Deadline opts->timeout_s from now. */
 uint64_t eb_engine_deadline(const struct eb_engine *e);

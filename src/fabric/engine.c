@@ -194,6 +194,8 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 		rc = exchange_addresses(e, e);
 	if (rc == EB_OK)
 		rc = eb_boot_idle_add(b, boot_waits, e);
+	if (rc == EB_OK && (rc = eb_watch_add(e)) != EB_OK)
+		eb_boot_idle_remove(b, e);
 	if (rc != EB_OK)
 		goto close_chans;
 	return EB_OK;
@@ -246,8 +248,10 @@ void eb_engine_quiesce(struct eb_engine *e)
 {
 	int c;
 
+	eb_prov_enter(e, "fi_close");
 	for (c = 0; c < e->nchan && !e->abandoned; c++)
 		eb_chan_close_ep(&e->chan[c]);
+	eb_prov_leave(e);
 }
 
 void eb_engine_close(struct eb_engine *e)
@@ -265,8 +269,12 @@ void eb_engine_close(struct eb_engine *e)
 			e->chan = NULL;
 		}
 	}
+	eb_prov_enter(e, "fi_close");
 	for (c = 0; c < e->nchan && e->chan != NULL; c++)
 		eb_chan_close(&e->chan[c]);
+	eb_prov_leave(e);
+	if (e->nchan > 0)
+		eb_watch_remove(e);
 	free(e->chan);
 	free(e->imm);
 	free(e->busy);
@@ -309,16 +317,21 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 {
 	struct fi_cq_err_entry err;
 	char buf[256];
-	const char *text;
+	const char *text = NULL;
+	ssize_t n;
 
 	name_lost_peer(e);
 	memset(&err, 0, sizeof(err));
-	if (fi_cq_readerr(ch->cq, &err, 0) != 1) {
+	eb_prov_enter(e, "fi_cq_readerr");
+	n = fi_cq_readerr(ch->cq, &err, 0);
+	if (n == 1)
+		text = fi_cq_strerror(ch->cq, err.prov_errno, err.err_data, buf, sizeof(buf));
+	eb_prov_leave(e);
+	if (n != 1) {
 		eb_err("channel %d (%s): a CQ error was signalled but could not be read", ch->index,
 		       ch->nic.domain);
 		return EB_EFABRIC;
 	}
-	text = fi_cq_strerror(ch->cq, err.prov_errno, err.err_data, buf, sizeof(buf));
 	if (err.op_context != NULL && !(err.flags & FI_REMOTE_WRITE)) {
 		struct eb_req *r = err.op_context;
 
@@ -337,8 +350,11 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max)
 {
 	struct eb_chan *ch = &e->chan[chan];
-	ssize_t n = fi_cq_read(ch->cq, ent, max);
+	ssize_t n;
 
+	eb_prov_enter(e, "fi_cq_read");
+	n = fi_cq_read(ch->cq, ent, max);
+	eb_prov_leave(e);
 	if (n >= 0)
 		return n;
 	if (n == -FI_EAGAIN)
@@ -532,6 +548,9 @@ static int issue(struct eb_engine *e, struct eb_req *r)
 	struct eb_chan *ch = &e->chan[r->chan];
 	ssize_t rc;
 
+	eb_prov_enter(e, r->op == EB_OP_WRITE  ? "fi_writedata"
+			 : r->op == EB_OP_SEND ? "fi_send"
+					       : "fi_recv");
 	if (r->op == EB_OP_WRITE)
 		rc = fi_writedata(ch->ep, r->buf, r->len, r->desc, r->imm, ch->peers[r->peer],
 				  r->raddr, r->rkey, &r->fi_ctx);
@@ -539,6 +558,7 @@ static int issue(struct eb_engine *e, struct eb_req *r)
 		rc = fi_send(ch->ep, r->buf, r->len, r->desc, ch->peers[r->peer], &r->fi_ctx);
 	else /* FI_ADDR_UNSPEC: no FI_DIRECTED_RECV asked; the peer is kept for messages */
 		rc = fi_recv(ch->ep, r->buf, r->len, r->desc, FI_ADDR_UNSPEC, &r->fi_ctx);
+	eb_prov_leave(e);
 	return post_result(e, r, rc);
 }
 

@@ -459,9 +459,16 @@ int eb_xfer_inject_send(struct eb_engine *e, int chan, int peer, const void *buf
 	ssize_t rc;
 
 	/* A full queue empties only as completions are read: progress, then try again. */
-	while ((rc = fi_inject(ep, buf, len, addr)) == -FI_EAGAIN) {
-		int k = eb_progress(e);
-		int r = k < 0 ? k : eb_engine_polled(e, k > 0, &deadline);
+	for (;;) {
+		int k, r;
+
+		eb_prov_enter(e, "fi_inject");
+		rc = fi_inject(ep, buf, len, addr);
+		eb_prov_leave(e);
+		if (rc != -FI_EAGAIN)
+			break;
+		k = eb_progress(e);
+		r = k < 0 ? k : eb_engine_polled(e, k > 0, &deadline);
 
 		if (r == EB_ETIMEDOUT)
 			eb_err("timed out after %.1f s: channel %d took no send to rank %d",
@@ -519,7 +526,9 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 		ssize_t rc;
 
 		if (b->inject) { /* taken = done: no completion comes for it */
+			eb_prov_enter(e, "fi_inject_writedata");
 			rc = fi_inject_writedata(ep, p, len, imm, addr, ra, rkey);
+			eb_prov_leave(e);
 			if (rc == -FI_EAGAIN) /* the provider's queue is full: progress first */
 				return EB_OK;
 			if (rc != 0) {
@@ -541,7 +550,9 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 			if (rc != EB_OK)
 				return (int)rc;
 		} else {
+			eb_prov_enter(e, "fi_writedata");
 			rc = fi_writedata(ep, buf, len, desc, imm, addr, raddr, rkey, &r->fi_ctx);
+			eb_prov_leave(e);
 			if (rc == -FI_EAGAIN) /* the provider's queue is full: progress first */
 				return EB_OK;
 			if (rc != 0)
