@@ -84,7 +84,7 @@ down() {
 up() {
 	local hosts=$1 rails=$2 rate=$3 h r
 	[[ $hosts =~ ^[0-9]+$ && $hosts -ge 1 && $hosts -le 64 ]] || die "HOSTS must be 1..64"
-	[[ $rails =~ ^[0-9]+$ && $rails -ge 1 && $rails -le 16 ]] || die "RAILS must be 1..16"
+	[[ $rails =~ ^[0-9]+$ && $rails -ge 1 && $rails -le 32 ]] || die "RAILS must be 1..32"
 	[[ $rate =~ ^[0-9]+(\.[0-9]+)?[kmgKMG]?bit$ ]] || die "RATE like 2gbit or 500mbit"
 	[ -n "$TBF" ] || TBF=$(tbf_shape "$rate")
 	down

@@ -1,4 +1,5 @@
 /* Provider choice and NIC discovery from fi_getinfo. */
+#define _GNU_SOURCE /* strverscmp */
 #include "efabench/fabric.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
@@ -294,9 +295,10 @@ const char *eb_link_from_name(enum eb_link_from f)
 	return names[f];
 }
 
+/* Numbers in names in numeric order: rail2 before rail10, rdmap79s0 before rdmap113s0. */
 static int cmp_nic(const void *a, const void *b)
 {
-	return strcmp(((const struct eb_nic *)a)->domain, ((const struct eb_nic *)b)->domain);
+	return strverscmp(((const struct eb_nic *)a)->domain, ((const struct eb_nic *)b)->domain);
 }
 
 void eb_fabric_free_nics(struct eb_nic *nics, int count)

@@ -16,6 +16,9 @@
 #                           its traffic, bytes moved and figures recomputed (moe_check.py)
 #   moerails                2 hosts x 4 rails, one rank each: moe's CPU producers with 1, 2 and 4
 #                           proxy threads put about a quarter of their bytes on every rail
+#   rails32                 2 hosts x 32 rails: 32 channels open (in the rails' order); write
+#                           and alltoall Split put about a 32nd of their bytes on every rail,
+#                           every byte checked
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -79,6 +82,36 @@ moerails)
 				fail "$q proxy threads: rail$r sent ${sent[r]} of $total bytes (${sent[*]})"
 		done
 		echo "$q proxy threads: bytes per rail ${sent[*]}"
+	done
+	;;
+rails32)
+	bash "$SCRIPTS/testbed.sh" up 2 32 1gbit || fail "test bed setup"
+	nics=$(bash "$SCRIPTS/testbed.sh" nics 32)
+	for b in write alltoall; do
+		for r in $(seq 0 31); do before[r]=$(rail_bytes 0 $r); done
+		# 32K chunks: alltoall's split draws a peer's chunks from one pool, and 4M in the
+		# default 512K would keep all but 8 rails idle.
+		LINK_GBPS=1 run 2 1 $b -b 4M -e 4M -n 3 -w 1 --layout split --check --chunk 32K ||
+			fail "$b on 32 rails exited $?"
+		python3 - "$WORK/out.json" <<'PY' || fail "$b: not 32 channels, or wrong words"
+import json, sys
+d = json.load(open(sys.argv[1]))
+nics = d["settings"]["channel_nics"]
+assert nics == ["rail%d" % r for r in range(32)], nics
+assert len(d["results"]) == 1 and d["results"][0]["wrong"] == 0, d["results"]
+assert d["results"][0]["nics_used"] == 32, d["results"][0]["nics_used"]
+PY
+		sent=() total=0
+		for r in $(seq 0 31); do
+			sent[r]=$(($(rail_bytes 0 $r) - before[r]))
+			total=$((total + sent[r]))
+		done
+		# A 4 MiB split: 128 KiB per rail each iteration; every rail within 0.7 of that.
+		for r in $(seq 0 31); do
+			[ $((sent[r] * 320)) -ge $((total * 7)) ] ||
+				fail "$b: rail$r sent ${sent[r]} of $total bytes"
+		done
+		echo "$b: bytes per rail ${sent[*]}"
 	done
 	;;
 write2x2)

@@ -106,6 +106,12 @@ static void nic_names(void)
 	CHECK(eb_fabric_name_matches("rdmap0s1-", list) == 0);
 	CHECK(eb_fabric_name_matches("efa-direct", list) == 1); /* a fabric's name */
 	fi_freeinfo(list);
+	/* Numbers in names in numeric order (p5's rdmap79s0 .. rdmap113s0). */
+	list = entry("rdmap113s0-rdm", "efa", entry("rdmap79s0-rdm", "efa", NULL));
+	CHECK(pick(list, NULL, NULL, &nics, &n) == EB_OK);
+	CHECK(n == 2 && strcmp(nics[0].domain, "rdmap79s0-rdm") == 0);
+	eb_fabric_free_nics(nics, n);
+	fi_freeinfo(list);
 }
 
 static void access_table(void)
