@@ -7,6 +7,9 @@
 #   gpus      --expect-gpus one more than CUDA sees -> FAIL naming the count, exit 1; on a GPU
 #             machine the right count passes, and hiding the GPUs fails
 #   dryrun    --dry-run prints the plan and measures nothing
+#   shmroom   a /dev/shm (a private mount, root) with room for what shm asks before it offers
+#             itself (an endpoint per core) but not for one channel more: the /dev/shm check
+#             FAILs with the measured need; the host's own passes
 . "$(dirname "$0")/lib.sh"
 case_=$1
 
@@ -99,6 +102,23 @@ gpus)
 				"$WORK/out" || fail "one visible GPU of $n is not named"
 		fi
 	fi
+	;;
+shmroom)
+	run --np 2 --provider shm --no-measure || fail "doctor fails on this host's /dev/shm"
+	grep -Eq "^PASS  /dev/shm +[0-9]+ MiB free; 1 channel x 2 ranks here x [0-9.]+ MiB per endpoint" \
+		"$WORK/out" || fail "no PASS line for /dev/shm"
+	[ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || skip "a private /dev/shm needs root"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	seg=$(sed -n 's/^PASS  \/dev\/shm .* x \([0-9.]*\) MiB per endpoint.*/\1/p' "$WORK/out" | head -1)
+	cores=$(nproc)
+	size=$(awk -v s="$seg" -v c="$cores" 'BEGIN { printf "%d", s * c + s / 2 + 1 }')
+	ch=$((cores + 1))
+	[ "$ch" -le 64 ] || skip "$cores cores: more channels than doctor opens"
+	run_show timeout 120 unshare -m sh -c 'mount -t tmpfs -o size="$1"m tmpfs /dev/shm &&
+		exec "$0" doctor --timeout 10 --np 1 --channels "$2" --provider shm --no-measure' \
+		"$EFABENCH" "$size" "$ch" && fail "a $size MiB /dev/shm passed $ch channels"
+	grep -Eq "^FAIL  /dev/shm +[0-9]+ MiB free; $ch channels x 1 rank here x [0-9.]+ MiB per endpoint = [0-9]+ MiB: raise it" \
+		"$WORK/out" || fail "the small /dev/shm is not named"
 	;;
 dryrun)
 	run --np 2 --dry-run || fail "dry run exited $?"

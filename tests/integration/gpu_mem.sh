@@ -126,8 +126,13 @@ if rt >= (1, 20) and gpu.get("dmabuf_export") is True:
     assert shm["dmabuf"] is True, ("DMA-BUF exported and taken by the runtime, yet not used", shm)
 want = "dmabuf" if shm["dmabuf"] else "hmem-cuda"
 assert all(r["settings"]["registration"] == want for r in run["results"]), (want, run["results"][0]["settings"])
-print("registration:", want, "runtime", rt)
+# How GPU memory reaches the NIC, as the provider agreed to it, is the same in both.
+path = run["settings"]["gpu_path"]
+assert path in ("p2p-required", "no-cuda-calls", "provider", "cuda-copies"), path
+assert shm["path"] == path, (shm["path"], path)
+print("registration:", want, "runtime", rt, "GPU path", path)
 PY
+	grep -q "^# GPU memory to the NIC: " "$WORK/out" || fail "the header does not say GPU memory's path"
 	run alltoall 3 shm SingleDMA,MultiDMA,RoundRobinDMA --mem device --channels 2 --check
 	run sendrecv 2 shm SingleDevice --mem device --check
 	;;

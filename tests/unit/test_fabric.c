@@ -7,6 +7,7 @@
 #include "efabench/fabric.h"
 #include "efabench/mr.h"
 #include "efabench/status.h"
+#include "bench/doctor/doctor_efa.h"
 
 #include <rdma/fi_domain.h>
 #include <stdlib.h>
@@ -172,8 +173,29 @@ static void cq_size(void)
 	fi_freeinfo(efa);
 }
 
+static void efa_facts(void)
+{
+	const struct eb_instance *p5en = eb_instance_of("p5en.48xlarge");
+	int maj, min, rev;
+
+	CHECK(p5en != NULL && p5en->nics == 16 && p5en->gbps == 200);
+	CHECK(eb_instance_of("p5.48xlarge") != NULL && eb_instance_of("p5.48xlarge")->nics == 32);
+	CHECK(eb_instance_of("p6-b200.48xlarge")->gbps == 400);
+	CHECK(eb_instance_of("m5.large") == NULL && eb_instance_of("") == NULL);
+	/* libfabric's providers encode major * 100 + minor, revision * 10 */
+	eb_prov_version(FI_VERSION(118, 10), &maj, &min, &rev);
+	CHECK(maj == 1 && min == 18 && rev == 1);
+	eb_prov_version(FI_VERSION(206, 0), &maj, &min, &rev);
+	CHECK(maj == 2 && min == 6 && rev == 0);
+	/* 1.18.0's device write: a fault where the device writes, or may */
+	CHECK(eb_efa_known_fault(1, 18, 0, 1) != NULL && eb_efa_known_fault(1, 18, 0, -1) != NULL);
+	CHECK(eb_efa_known_fault(1, 18, 0, 0) == NULL && eb_efa_known_fault(1, 18, 1, 1) == NULL);
+	CHECK(eb_efa_known_fault(2, 6, 0, 1) == NULL);
+}
+
 int main(void)
 {
+	efa_facts();
 	api_version();
 	cq_size();
 	fabric_choice();

@@ -48,9 +48,9 @@ struct dopts {
 #define EB_DOC_MAX_NICS 32
 
 /* Host checks: libfabric, the provider, the NICs and their links, locked memory, huge
- * pages; nics[] (at most EB_DOC_MAX_NICS) the NICs named by --nics, else the provider's.
- * pins: 1 when memory registration pins pages here (locked-memory limit applies). */
-void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_host,
+ * pages, and on efa and shm theirs (doctor_efa.h) for host_ranks ranks here; nics[] (at most
+ * EB_DOC_MAX_NICS) the NICs named by --nics, else the provider's. */
+void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_host, int host_ranks,
 		    struct eb_checks *s, struct eb_dnic *nics, int *nnics, char *prov,
 		    size_t prov_len);
 

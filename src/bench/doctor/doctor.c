@@ -63,8 +63,8 @@ static int check(struct dctx *x)
 	int k, rc;
 
 	eb_host_name(me.host, sizeof(me.host));
-	eb_doctor_host(x->o, x->d, x->single, &x->mine, me.nic, &me.nnics, x->prov,
-		       sizeof(x->prov));
+	eb_doctor_host(x->o, x->d, x->single, x->boot->local_size, &x->mine, me.nic, &me.nnics,
+		       x->prov, sizeof(x->prov));
 	for (k = 0; k < x->mine.n; k++)
 		if (x->mine.c[k].verdict == EB_FAIL &&
 		    (strcmp(x->mine.c[k].name, "provider") == 0 ||

@@ -1,6 +1,7 @@
 /* doctor's checks of one host, before anything is registered or sent: libfabric and the
  * provider, the NICs and their links, the locked-memory limit, huge pages; then the GPUs. */
 #include "checks.h"
+#include "doctor_efa.h"
 #include "efabench/fabric.h"
 #include "efabench/facts.h"
 #include "efabench/status.h"
@@ -103,22 +104,14 @@ static int efa_devices(char *names, size_t len)
 	return n;
 }
 
-/* EFA NICs an instance type comes with (AWS's published figures), 0 when not known. */
+/* EFA NICs the instance type comes with, 0 when not known (its name into type). */
 static int instance_nics(char *type, size_t len)
 {
-	static const struct {
-		const char *type;
-		int nics;
-	} known[] = {{"p4d.24xlarge", 4},  {"p4de.24xlarge", 4},  {"p5.48xlarge", 32},
-		     {"p5e.48xlarge", 32}, {"p5en.48xlarge", 16}, {"p6-b200.48xlarge", 8},
-		     {"trn1.32xlarge", 8}, {"trn1n.32xlarge", 16}};
-	size_t i;
+	const struct eb_instance *it;
 
 	first_line("/sys/devices/virtual/dmi/id/product_name", type, len);
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp(type, known[i].type) == 0)
-			return known[i].nics;
-	return 0;
+	it = eb_instance_of(type);
+	return it != NULL ? it->nics : 0;
 }
 
 static void check_libfabric(struct eb_checks *s)
@@ -340,7 +333,7 @@ static void check_hugepages(const char *prov, struct eb_checks *s)
 				 : "");
 }
 
-void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_host,
+void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_host, int host_ranks,
 		    struct eb_checks *s, struct eb_dnic *nics, int *nnics, char *prov,
 		    size_t prov_len)
 {
@@ -355,4 +348,7 @@ void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_h
 		up += nics[k].up;
 	check_memlock(d, prov, up, s);
 	check_hugepages(prov, s);
+	if (up > 0)
+		eb_doctor_efa(o, prov, single_host, o->fab.channels > 0 ? o->fab.channels : up,
+			      host_ranks, s);
 }
