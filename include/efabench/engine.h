@@ -73,6 +73,7 @@ struct eb_engine {
 	 * channels read on every poll would cost a latency run 31 reads a poll). */
 	uint32_t *busy;	  /* [nchan] requests posted and not yet finished */
 	uint32_t *due;	  /* [nchan] waits counting this channel's immediate data */
+	uint64_t hot;	  /* bit c (c < 64): busy[c] or due[c]; channels from 64 on: looked up */
 	uint32_t due_all; /* waits counting any channel's, or a proxy thread's targets */
 	uint32_t sweeps;
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
@@ -146,7 +147,7 @@ uint64_t eb_engine_deadline(const struct eb_engine *e);
 
 /* Poll the CQs once: those with work in flight or immediate data awaited, and every
  * EB_IDLE_SWEEP calls all of them. Returns completions seen (>= 0) or a negative status. */
-#define EB_IDLE_SWEEP 128 /* a power of two */
+#define EB_IDLE_SWEEP 1024 /* a power of two */
 int eb_progress(struct eb_engine *e);
 /* Every CQ once, whatever is in flight. */
 int eb_progress_all(struct eb_engine *e);
@@ -156,9 +157,17 @@ void eb_engine_expect(struct eb_engine *e, int chan, int d);
 /* A loop that posts and reads a channel itself (eb_engine_read) keeps the count of what is
  * in flight on it: +1 for each request it posts without eb_post_*, -1 for each of their
  * completions it reads itself. */
+static inline void eb_engine_heat(struct eb_engine *e, int chan)
+{
+	uint64_t bit = chan < 64 ? (uint64_t)1 << chan : 0;
+
+	e->hot = e->busy[chan] || e->due[chan] ? e->hot | bit : e->hot & ~bit;
+}
+
 static inline void eb_engine_busy(struct eb_engine *e, int chan, int d)
 {
 	e->busy[chan] += (uint32_t)d;
+	eb_engine_heat(e, chan);
 }
 
 /* The parts of eb_progress and eb_engine_step, for loops that poll one channel themselves with

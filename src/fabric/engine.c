@@ -290,7 +290,7 @@ static const char *op_name(enum eb_op op)
 
 static void finish(struct eb_engine *e, struct eb_req *r, int status)
 {
-	e->busy[r->chan]--;
+	eb_engine_busy(e, r->chan, -1);
 	r->status = status;
 	r->done = 1;
 	if (r->cb != NULL)
@@ -390,21 +390,38 @@ void eb_engine_dispatch(struct eb_engine *e, int chan, const struct fi_cq_data_e
 	}
 }
 
+static ssize_t poll_one(struct eb_engine *e, int c, struct fi_cq_data_entry *ent)
+{
+	ssize_t n = eb_engine_read(e, c, ent, CQ_BATCH);
+
+	if (n > 0)
+		eb_engine_dispatch(e, c, ent, (size_t)n);
+	return n;
+}
+
+/* Every channel, or those with something due: the hot ones by their bits, and from the 64th
+ * on by their counts. */
 static int poll_chans(struct eb_engine *e, int all)
 {
 	struct fi_cq_data_entry ent[CQ_BATCH];
+	uint64_t hot = e->hot;
 	int c, seen = 0;
+	ssize_t n;
 
-	for (c = 0; c < e->nchan; c++) {
-		ssize_t n;
-
-		if (!all && e->busy[c] == 0 && e->due[c] == 0)
-			continue;
-		n = eb_engine_read(e, c, ent, CQ_BATCH);
-
+	if (all)
+		hot = e->nchan >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << e->nchan) - 1;
+	for (; hot != 0; hot &= hot - 1) {
+		n = poll_one(e, __builtin_ctzll(hot), ent);
 		if (n < 0)
 			return (int)n;
-		eb_engine_dispatch(e, c, ent, (size_t)n);
+		seen += (int)n;
+	}
+	for (c = 64; c < e->nchan; c++) {
+		if (!all && e->busy[c] == 0 && e->due[c] == 0)
+			continue;
+		n = poll_one(e, c, ent);
+		if (n < 0)
+			return (int)n;
 		seen += (int)n;
 	}
 	return seen;
@@ -425,10 +442,12 @@ int eb_progress_all(struct eb_engine *e)
 
 void eb_engine_expect(struct eb_engine *e, int chan, int d)
 {
-	if (chan == EB_CHAN_ANY)
+	if (chan == EB_CHAN_ANY) {
 		e->due_all += (uint32_t)d;
-	else
-		e->due[chan] += (uint32_t)d;
+		return;
+	}
+	e->due[chan] += (uint32_t)d;
+	eb_engine_heat(e, chan);
 }
 
 /* Every CHECK_NS: is every peer still there (and answer the bootstrap's questions)? */
@@ -510,7 +529,7 @@ int eb_engine_wait_event(struct eb_engine *e, uint64_t *deadline, unsigned max_p
 static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
 {
 	if (rc == 0) {
-		e->busy[r->chan]++;
+		eb_engine_busy(e, r->chan, +1);
 		return EB_OK;
 	}
 	r->done = 0;
