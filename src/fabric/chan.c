@@ -40,13 +40,14 @@ _Static_assert(OPT_MAX_RMA_SIZE == FI_OPT_MAX_RMA_SIZE &&
  * that died earlier with the pid this one has now makes libfabric (1.17) refuse the endpoint
  * (EBUSY: it takes the creator for alive, since we are), a failure that follows pid reuse, in
  * containers' small pid spaces above all. Before this process's first shm endpoint, every
- * segment with its pid is such a leftover. */
+ * segment with its pid is such a leftover; efa's RDM endpoint opens an shm endpoint of its
+ * own for same-host peers. */
 static void sweep_own_segments(const struct eb_nic *nic)
 {
 	static int swept;
 	int n;
 
-	if (swept || strcmp(nic->prov, "shm") != 0)
+	if (swept || (strcmp(nic->prov, "shm") != 0 && strcmp(nic->prov, "efa") != 0))
 		return;
 	swept = 1;
 	n = eb_shmseg_unlink(getpid());

@@ -446,6 +446,31 @@ static int check_fabric(const struct fi_info *list, const char *prov, const char
 	return EB_EINVAL;
 }
 
+/* efa-direct of libfabric 2.1 to 2.3 lets an incoming write with immediate data consume a
+ * posted receive on devices without unsolicited write-recv (2.4 lists efa-direct only where
+ * they have it): the acknowledgements efabench receives would be swallowed and a run hang. */
+static int efa_direct_usable(const struct fi_info *list, const char *fabric)
+{
+	const struct fi_info *i;
+
+	if (fabric == NULL || strcmp(fabric, "efa-direct") != 0)
+		return EB_OK;
+	for (i = list; i != NULL; i = i->next) {
+		uint32_t v = i->fabric_attr->prov_version;
+		int maj = (int)FI_MAJOR(v) / 100, min = (int)FI_MAJOR(v) % 100;
+
+		if (i->fabric_attr->name == NULL || strcmp(i->fabric_attr->name, fabric) != 0 ||
+		    maj != 2 || min < 1 || min > 3)
+			continue;
+		eb_err("--fabric efa-direct: in libfabric %d.%d an incoming write can consume a "
+		       "posted receive (devices without unsolicited write-recv), which efabench's "
+		       "acknowledgements are: take the efa fabric, or libfabric 2.4 or later",
+		       maj, min);
+		return EB_EINVAL;
+	}
+	return EB_OK;
+}
+
 /* Keep entry i? It names a NIC of the fabric asked for, among --nics (else, for socket
  * providers, loopback on one host and never on several). */
 static int wanted(const struct fi_info *i, const struct eb_fabric_opts *o, const char *fabric,
@@ -471,7 +496,8 @@ int eb_fabric_pick(const struct fi_info *list, const char *prov, const struct eb
 
 	*nics = NULL;
 	*count = 0;
-	if (o->fabric != NULL && check_fabric(list, prov, o->fabric) != EB_OK)
+	if (o->fabric != NULL &&
+	    (check_fabric(list, prov, o->fabric) != EB_OK || efa_direct_usable(list, o->fabric)))
 		return EB_EINVAL;
 	if (o->nics != NULL && !o->nics_some && check_names(list, prov, o->nics) != EB_OK)
 		return EB_EINVAL;

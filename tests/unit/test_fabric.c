@@ -51,7 +51,7 @@ static int pick(struct fi_info *list, const char *fabric, const char *nics, stru
 
 static void fabric_choice(void)
 {
-	struct fi_info *list = efa_26();
+	struct fi_info *list = efa_26(), *i;
 	struct eb_nic *nics;
 	int n, k;
 
@@ -71,6 +71,12 @@ static void fabric_choice(void)
 	CHECK(n == 2);
 	for (k = 0; k < n; k++)
 		CHECK(strcmp(nics[k].fabric, "efa-direct") == 0);
+	eb_fabric_free_nics(nics, n);
+	/* efa-direct of 2.1-2.3 lets writes consume posted receives: refused, efa kept. */
+	for (i = list; i != NULL; i = i->next)
+		i->fabric_attr->prov_version = FI_VERSION(202, 0); /* libfabric 2.2 */
+	CHECK(pick(list, "efa-direct", NULL, &nics, &n) == EB_EINVAL);
+	CHECK(pick(list, NULL, NULL, &nics, &n) == EB_OK && n == 2);
 	eb_fabric_free_nics(nics, n);
 	/* A fabric that does not exist is refused, not run on some other. */
 	CHECK(pick(list, "efa-indirect", NULL, &nics, &n) == EB_EINVAL);
