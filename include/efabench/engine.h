@@ -75,6 +75,14 @@ struct eb_engine {
 	uint32_t *due;	  /* [nchan] waits counting this channel's immediate data */
 	uint64_t hot;	  /* bit c (c < 64): busy[c] or due[c]; channels from 64 on: looked up */
 	uint32_t due_all; /* waits counting any channel's, or a proxy thread's targets */
+	/* [nchan] immediate data a bootstrap wait read off a CQ (it must progress the provider)
+	 * but left uncounted, handed back by the channel's next eb_engine_read: counts that a
+	 * phase starts from (a proxy's base) stay those of before the wait, as if the entries had
+	 * stayed in the CQ. */
+	struct eb_stash {
+		struct fi_cq_data_entry *ent;
+		size_t n, cap;
+	} * stash;
 	uint32_t sweeps;
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;

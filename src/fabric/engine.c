@@ -119,12 +119,41 @@ static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ra
 /* While a bootstrap collective waits: every channel read, so that the provider answers its
  * own protocol for peers whose operations are still completing (efa's receipts, end-of-read,
  * resends; rxm's rendezvous acknowledgements). */
+static int read_cq(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max);
+
+/* Keep an arrival for the channel's next read; 0, or -1 without room (it is counted now). */
+static int stash(struct eb_engine *e, int chan, const struct fi_cq_data_entry *ent)
+{
+	struct eb_stash *s = &e->stash[chan];
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct fi_cq_data_entry *grown = realloc(s->ent, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		s->ent = grown;
+		s->cap = cap;
+	}
+	s->ent[s->n++] = *ent;
+	return 0;
+}
+
 static void boot_waits(void *arg)
 {
+	struct fi_cq_data_entry ent[CQ_BATCH];
 	struct eb_engine *e = arg;
+	ssize_t n, i;
+	int c;
 
-	if (!e->lent && !e->failed && !e->abandoned)
-		(void)eb_progress_all(e);
+	if (e->lent || e->failed || e->abandoned)
+		return;
+	for (c = 0; c < e->nchan; c++) {
+		n = read_cq(e, c, ent, CQ_BATCH);
+		for (i = 0; i < n; i++)
+			if (!(ent[i].flags & FI_REMOTE_WRITE) || stash(e, c, &ent[i]) != 0)
+				eb_engine_dispatch(e, c, &ent[i], 1);
+	}
 }
 
 enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, int cores)
@@ -169,7 +198,9 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
 	e->busy = calloc((size_t)want, sizeof(*e->busy));
 	e->due = calloc((size_t)want, sizeof(*e->due));
-	if (e->chan == NULL || e->imm == NULL || e->busy == NULL || e->due == NULL) {
+	e->stash = calloc((size_t)want, sizeof(*e->stash));
+	if (e->chan == NULL || e->imm == NULL || e->busy == NULL || e->due == NULL ||
+	    e->stash == NULL) {
 		eb_err("out of memory for %d channels", want);
 		rc = EB_ENOMEM;
 		goto free_tables;
@@ -209,6 +240,8 @@ free_tables:
 	free(e->imm);
 	free(e->busy);
 	free(e->due);
+	free(e->stash);
+	e->stash = NULL;
 	e->chan = NULL;
 	e->imm = NULL;
 	e->busy = e->due = NULL;
@@ -279,6 +312,9 @@ void eb_engine_close(struct eb_engine *e)
 	free(e->imm);
 	free(e->busy);
 	free(e->due);
+	for (c = 0; e->stash != NULL && c < e->nchan; c++)
+		free(e->stash[c].ent);
+	free(e->stash);
 	eb_fabric_free_nics(e->nics, e->nnics);
 	memset(e, 0, sizeof(*e));
 }
@@ -349,6 +385,20 @@ static int read_error(struct eb_engine *e, struct eb_chan *ch)
 
 ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max)
 {
+	struct eb_stash *s = &e->stash[chan];
+
+	if (s->n > 0) { /* what a bootstrap wait left first */
+		size_t k = s->n < max ? s->n : max;
+
+		s->n -= k;
+		memcpy(ent, s->ent + s->n, k * sizeof(*ent));
+		return (ssize_t)k;
+	}
+	return read_cq(e, chan, ent, max);
+}
+
+static int read_cq(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max)
+{
 	struct eb_chan *ch = &e->chan[chan];
 	ssize_t n;
 
@@ -356,7 +406,7 @@ ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *e
 	n = fi_cq_read(ch->cq, ent, max);
 	eb_prov_leave(e);
 	if (n >= 0)
-		return n;
+		return (int)n;
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n == -FI_EAVAIL)

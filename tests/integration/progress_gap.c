@@ -8,6 +8,10 @@
  *   last     rank 0 receives a rendezvous message and enters the barrier right after; rank 1
  *            waits for its send, which completes once rank 0 read the data and acknowledged
  *            it, then enters the barrier.
+ *   early    rank 0 writes to rank 1 with immediate data, then enters the barrier; rank 1,
+ *            in the barrier meanwhile, counts from what had arrived once it is out (as a
+ *            proxy's phase starts) and waits for one more write: the barrier's progress must
+ *            not have counted it already (it would be waited for in vain).
  * Every byte checked. Exit 0 when both held, 1 otherwise. */
 #include "efabench/boot.h"
 #include "efabench/engine.h"
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TIMEOUT_S 5.0
 
@@ -93,11 +98,52 @@ static int last_gap(struct eb_engine *e, struct eb_region *msg, size_t bytes)
 	return rc == EB_OK ? barrier(e) : rc;
 }
 
+/* early: a write that lands while its target waits in a barrier is counted after it. */
+static int early_write(struct eb_engine *e, struct eb_region *dst)
+{
+	struct eb_region src;
+	struct eb_req r = {0};
+	uint64_t base, dl = eb_engine_deadline(e);
+	int rc = EB_OK;
+
+	if (e->rank == 0) {
+		const struct eb_rkey *k = eb_region_key(dst, 1, 0);
+
+		rc = eb_region_alloc(&src, e, EB_MEM_HOST, 64, EB_USE_SOURCE, 0, "the source");
+		if (rc != EB_OK)
+			return rc;
+		memset(src.mem.ptr, 0x5a, 64);
+		rc = eb_post_retry(e, &r,
+				   eb_post_write(e, &r, 0, 1, src.mem.ptr, 64,
+						 eb_region_desc(&src, 0), k->addr, k->key,
+						 EB_IMM(0, 0)));
+		if (rc == EB_OK)
+			rc = eb_req_wait(e, &r, dl);
+		eb_region_close(&src);
+		/* long enough for rank 1's barrier to progress the fabric a few times over */
+		if (rc == EB_OK)
+			nanosleep(&(struct timespec){0, 100000000}, NULL);
+		return rc == EB_OK ? barrier(e) : rc;
+	}
+	rc = barrier(e);
+	base = eb_imm_count(e, 0, 0);
+	while (rc == EB_OK && eb_imm_count(e, 0, 0) < base + 1)
+		rc = eb_engine_step(e, dl);
+	if (rc != EB_OK)
+		fprintf(stderr,
+			"progress_gap: rank 1: the write that landed during the barrier was "
+			"counted before it ended (%s)\n",
+			eb_strerror(rc));
+	else if (((unsigned char *)dst->mem.ptr)[63] != 0x5a)
+		rc = EB_EVERIFY;
+	return rc;
+}
+
 static int rank_main(struct eb_boot *b, void *arg)
 {
 	const struct args *a = arg;
 	struct eb_fabric_opts fo = {.timeout_s = TIMEOUT_S, .channels = 1};
-	struct eb_region msg;
+	struct eb_region msg, dst;
 	struct eb_engine e;
 	int rc;
 
@@ -109,6 +155,12 @@ static int rank_main(struct eb_boot *b, void *arg)
 		rc = connect_gap(&e, &msg);
 	if (rc == EB_OK)
 		rc = last_gap(&e, &msg, a->bytes);
+	if (rc == EB_OK)
+		rc = eb_region_alloc(&dst, &e, EB_MEM_HOST, 64, EB_USE_TARGET, 1, "the target");
+	if (rc == EB_OK) {
+		rc = early_write(&e, &dst);
+		eb_region_close(&dst);
+	}
 	eb_region_close(&msg);
 	if (rc != EB_OK)
 		eb_engine_abandon(&e);
