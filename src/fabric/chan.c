@@ -155,10 +155,8 @@ static int ask_p2p(struct eb_chan *c, int quiet)
 	c->p2p = EB_P2P_CUDA_COPIES;
 	if (!quiet)
 		eb_err("%s domain %s (libfabric %u.%u) cannot reach GPU memory peer to peer "
-		       "(GPUDirect "
-		       "RDMA: no nvidia-peermem or DMA-BUF?): it would copy it through host "
-		       "memory; use "
-		       "--staged to measure that path explicitly",
+		       "(GPUDirect RDMA: no nvidia-peermem or DMA-BUF?): it would copy it through "
+		       "host memory; use --staged to measure that path explicitly",
 		       c->nic.prov, c->nic.domain, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	return EB_ENOTSUP;
 }

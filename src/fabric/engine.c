@@ -116,9 +116,6 @@ static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ra
 	return strcmp(e->prov, "efa") == 0 ? EB_LOCAL_SHM : EB_LOCAL_PROVIDER;
 }
 
-/* While a bootstrap collective waits: every channel read, so that the provider answers its
- * own protocol for peers whose operations are still completing (efa's receipts, end-of-read,
- * resends; rxm's rendezvous acknowledgements). */
 static int read_cq(struct eb_engine *e, int chan, struct fi_cq_data_entry *ent, size_t max);
 
 /* Keep an arrival for the channel's next read; 0, or -1 without room (it is counted now). */
@@ -139,6 +136,9 @@ static int stash(struct eb_engine *e, int chan, const struct fi_cq_data_entry *e
 	return 0;
 }
 
+/* While a bootstrap collective waits: every channel read, so that the provider answers its
+ * own protocol for peers whose operations are still completing (efa's receipts, end-of-read,
+ * resends; rxm's connections). Requests finish; immediate data waits in the stash. */
 static void boot_waits(void *arg)
 {
 	struct fi_cq_data_entry ent[CQ_BATCH];
