@@ -32,6 +32,9 @@ struct eb_dnic {
 	float gbps; /* link rate (--link-gbps, else the NIC's), 0 when unknown */
 };
 
+/* First line of a file (/proc, /sys), "" when unreadable. */
+void eb_doctor_first_line(const char *path, char *buf, size_t len);
+
 void eb_check_add(struct eb_checks *s, const char *name, int verdict, double value, double limit,
 		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void eb_checks_free(struct eb_checks *s);

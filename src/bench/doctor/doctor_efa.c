@@ -54,22 +54,14 @@ void eb_prov_version(uint32_t v, int *major, int *minor, int *revision)
 	*revision = (int)FI_MINOR(v) / 10;
 }
 
-static void instance_type(char *type, size_t len)
+void eb_instance_type(char *type, size_t len)
 {
 	const char *root = getenv("EB_SYSFS_ROOT");
 	char path[256];
-	FILE *f;
 
-	type[0] = '\0';
 	snprintf(path, sizeof(path), "%s/sys/devices/virtual/dmi/id/product_name",
 		 root ? root : "");
-	f = fopen(path, "r");
-	if (f == NULL)
-		return;
-	if (fgets(type, (int)len, f) == NULL)
-		type[0] = '\0';
-	type[strcspn(type, "\n")] = '\0';
-	fclose(f);
+	eb_doctor_first_line(path, type, len);
 }
 
 /* Bytes of this process's shm segments in /dev/shm ("<pid>:..."), as their sizes say. */
@@ -206,7 +198,7 @@ static void check_links(const struct eb_nic *nics, int n, struct eb_checks *s)
 	const struct eb_instance *it;
 	int k;
 
-	instance_type(type, sizeof(type));
+	eb_instance_type(type, sizeof(type));
 	it = eb_instance_of(type);
 	for (k = 0; k < n; k++) {
 		const struct eb_nic *x = &nics[k];

@@ -14,6 +14,8 @@ struct eb_instance {
 	double gbps;
 };
 const struct eb_instance *eb_instance_of(const char *type); /* NULL when not known */
+/* This host's instance type (DMI product name, under $EB_SYSFS_ROOT), "" when unknown. */
+void eb_instance_type(char *type, size_t len);
 
 /* A known fault of efa in libfabric major.minor.revision, or NULL: 1.18.0's device RDMA write
  * (no remote write access, a receive packet leaked per write; fixed in 1.18.1), where the

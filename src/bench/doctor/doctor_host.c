@@ -60,8 +60,7 @@ static int pins_memory(const char *prov)
 	return 0;
 }
 
-/* First line of a file (/proc, /sys), "" when unreadable. */
-static void first_line(const char *path, char *buf, size_t len)
+void eb_doctor_first_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
 
@@ -93,7 +92,7 @@ static int efa_devices(char *names, size_t len)
 			continue;
 		snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.64s/device/vendor",
 			 root ? root : "", d->d_name);
-		first_line(path, vendor, sizeof(vendor));
+		eb_doctor_first_line(path, vendor, sizeof(vendor));
 		if (strcmp(vendor, "0x1d0f") != 0)
 			continue;
 		if (n++ < 4)
@@ -109,7 +108,7 @@ static int instance_nics(char *type, size_t len)
 {
 	const struct eb_instance *it;
 
-	first_line("/sys/devices/virtual/dmi/id/product_name", type, len);
+	eb_instance_type(type, len);
 	it = eb_instance_of(type);
 	return it != NULL ? it->nics : 0;
 }
@@ -313,7 +312,7 @@ static void check_hugepages(const char *prov, struct eb_checks *s)
 	const char *a, *b;
 	FILE *f = fopen("/proc/meminfo", "r");
 
-	first_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
+	eb_doctor_first_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
 	if ((a = strchr(thp, '[')) != NULL && (b = strchr(a, ']')) != NULL)
 		snprintf(mode, sizeof(mode), "%.*s", (int)(b - a - 1), a + 1);
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
