@@ -387,6 +387,7 @@ int eb_boot_mpi_init(struct eb_boot *b, double timeout_s)
 	struct watchdog w;
 	int rc;
 
+	memset(b, 0, sizeof(*b));
 	rank_from_env();
 	rc = watch_start(&w, timeout_s);
 	if (rc != EB_OK)

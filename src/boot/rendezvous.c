@@ -487,6 +487,7 @@ int eb_boot_rdv_init(struct eb_boot *b, const struct eb_rdv_opts *o)
 	struct rdv *r = calloc(1, sizeof(*r));
 	int rc;
 
+	memset(b, 0, sizeof(*b));
 	if (r == NULL)
 		return EB_ENOMEM;
 	r->o = *o;

@@ -103,7 +103,7 @@ static int run_started(struct eb_boot *boot, struct eb_opts *o)
 
 static int run_mpi(struct eb_opts *o)
 {
-	struct eb_boot boot;
+	struct eb_boot boot = {0};
 	int rc;
 
 	if (o->np != 0) {
@@ -120,7 +120,7 @@ static int run_mpi(struct eb_opts *o)
 
 static int run_rendezvous(struct eb_opts *o)
 {
-	struct eb_boot boot;
+	struct eb_boot boot = {0};
 	int rc;
 
 	if (o->cmd->one_host) {
