@@ -3,7 +3,8 @@
  * efabench is ever looked at again, and the job would wait for its launcher to kill the rank.
  * Each engine counts its provider calls (odd: inside one, eb_engine.h); a thread started with
  * the first engine looks at every open engine's count every WATCH_MS, and when one has stayed
- * inside the same call for the engine's timeout plus a second, says so and ends the rank. */
+ * inside the same call for the engine's timeout plus a second, says so and ends the rank. The
+ * thread ends with the last engine, joined, so that nothing of it outlives the run. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "efabench/engine.h"
 #include "efabench/status.h"
@@ -27,9 +28,11 @@ struct watched {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static struct watched *list;
-static int nlist, cap;
-static pid_t started_in; /* the process whose thread runs (a fork has none) */
+static int nlist, cap, stop;
+static pthread_t thread;
+static pid_t started_in; /* the process whose thread runs (a fork has none); 0: none */
 
 /* One look at e: how long it has been inside the same provider call (0: not inside one). */
 static double stuck_for(struct watched *w, uint64_t now)
@@ -56,30 +59,35 @@ static void end_rank(const struct eb_engine *e, double secs)
 
 static void *watch(void *arg)
 {
-	struct timespec nap = {0, WATCH_MS * 1000000L};
+	struct timespec until;
 	int i;
 
 	(void)arg;
-	for (;;) {
+	pthread_mutex_lock(&lock);
+	while (!stop) {
 		uint64_t now;
 
-		nanosleep(&nap, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += WATCH_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&wake, &lock, &until);
 		now = eb_now_ns();
-		pthread_mutex_lock(&lock);
-		for (i = 0; i < nlist; i++) {
+		for (i = 0; i < nlist && !stop; i++) {
 			double secs = stuck_for(&list[i], now);
 
 			if (secs > list[i].e->timeout_s + 1.0)
 				end_rank(list[i].e, secs);
 		}
-		pthread_mutex_unlock(&lock);
 	}
+	pthread_mutex_unlock(&lock);
 	return NULL;
 }
 
 int eb_watch_add(struct eb_engine *e)
 {
-	pthread_t th;
 	int rc = EB_OK;
 
 	pthread_mutex_lock(&lock);
@@ -96,13 +104,13 @@ int eb_watch_add(struct eb_engine *e)
 	}
 	list[nlist++] = (struct watched){e, 0, 0};
 	if (started_in != getpid()) {
-		if (pthread_create(&th, NULL, watch, NULL) != 0) {
+		stop = 0;
+		if (pthread_create(&thread, NULL, watch, NULL) != 0) {
 			nlist--;
 			rc = EB_ESYS;
 			goto unlock;
 		}
-		pthread_setname_np(th, "efabench-watch");
-		pthread_detach(th);
+		pthread_setname_np(thread, "efabench-watch");
 		started_in = getpid();
 	}
 unlock:
@@ -114,7 +122,7 @@ unlock:
 
 void eb_watch_remove(struct eb_engine *e)
 {
-	int i;
+	int i, last;
 
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < nlist; i++)
@@ -122,5 +130,21 @@ void eb_watch_remove(struct eb_engine *e)
 			list[i] = list[--nlist];
 			break;
 		}
+	last = nlist == 0 && started_in == getpid();
+	if (last) {
+		stop = 1;
+		started_in = 0;
+		pthread_cond_signal(&wake);
+	}
+	pthread_mutex_unlock(&lock);
+	if (!last)
+		return;
+	pthread_join(thread, NULL);
+	pthread_mutex_lock(&lock);
+	if (nlist == 0) {
+		free(list);
+		list = NULL;
+		cap = 0;
+	}
 	pthread_mutex_unlock(&lock);
 }
