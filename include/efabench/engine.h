@@ -157,8 +157,6 @@ uint64_t eb_engine_deadline(const struct eb_engine *e);
  * EB_IDLE_SWEEP calls all of them. Returns completions seen (>= 0) or a negative status. */
 #define EB_IDLE_SWEEP 1024 /* a power of two */
 int eb_progress(struct eb_engine *e);
-/* Every CQ once, whatever is in flight. */
-int eb_progress_all(struct eb_engine *e);
 /* A wait counts immediate data on chan (EB_CHAN_ANY: any channel) from now on (d = +1), or
  * no longer (d = -1): eb_progress then reads that channel on every call. */
 void eb_engine_expect(struct eb_engine *e, int chan, int d);

@@ -100,7 +100,7 @@ const char *eb_local_path_name(enum eb_local_path p)
 	return names[p];
 }
 
-/* shm is shared memory; efa opens an shm endpoint for same-host peers unless told not to
+/* shm is shared memory; efa's RDM opens an shm endpoint for same-host peers unless told not to
  * (FI_REMOTE_COMM alone, or FI_OPT_SHARED_MEMORY_PERMITTED); socket providers go through the
  * kernel. */
 static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ranks)
@@ -111,7 +111,8 @@ static enum eb_local_path local_path(const struct eb_engine *e, int same_host_ra
 		return EB_LOCAL_SHM;
 	if (eb_fabric_is_socket_prov(e->prov))
 		return EB_LOCAL_STACK;
-	if (e->chan[0].shm_off)
+	/* efa-direct has no shared-memory path: the device loops same-host peers back */
+	if (e->chan[0].shm_off || strcmp(e->chan[0].nic.fabric, "efa-direct") == 0)
 		return EB_LOCAL_NIC;
 	return strcmp(e->prov, "efa") == 0 ? EB_LOCAL_SHM : EB_LOCAL_PROVIDER;
 }
@@ -483,11 +484,6 @@ int eb_progress(struct eb_engine *e)
 	 * resends) and writes nobody counts yet. */
 	return poll_chans(e, e->nchan == 1 || e->due_all > 0 ||
 				 (++e->sweeps & (EB_IDLE_SWEEP - 1)) == 0);
-}
-
-int eb_progress_all(struct eb_engine *e)
-{
-	return poll_chans(e, 1);
 }
 
 void eb_engine_expect(struct eb_engine *e, int chan, int d)

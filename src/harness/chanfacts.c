@@ -33,7 +33,9 @@ static const char *local_text(const struct eb_engine *e, int asked)
 {
 	switch (e->local) {
 	case EB_LOCAL_NIC:
-		return "through the NIC (its shared-memory path off: --nic-only)";
+		return strcmp(e->chan[0].nic.fabric, "efa-direct") == 0
+			   ? "through the NIC (efa-direct has no shared-memory path)"
+			   : "through the NIC (its shared-memory path off: --nic-only)";
 	case EB_LOCAL_SHM:
 		if (strncmp(e->prov, "shm", 3) == 0)
 			return "shared memory (the shm provider)";
@@ -54,15 +56,21 @@ static const char *local_text(const struct eb_engine *e, int asked)
 	}
 }
 
-/* A limit as the header shows it: "any" where the provider sets none (SIZE_MAX). */
+/* The provider sets no limit (SIZE_MAX, or near it). */
+static int unlimited(size_t v)
+{
+	return v >= (SIZE_MAX >> 1);
+}
+
+/* A limit as the header shows it: "any" where there is none. */
 static const char *limit(size_t v, char *buf, size_t len)
 {
-	return v >= (SIZE_MAX >> 1) ? "any" : eb_size_format(v, buf, len);
+	return unlimited(v) ? "any" : eb_size_format(v, buf, len);
 }
 
 static void limit_fact(struct eb_sheet *s, const char *key, size_t v)
 {
-	if (v >= (SIZE_MAX >> 1))
+	if (unlimited(v))
 		eb_fact_null(s, key, NULL, NULL);
 	else
 		eb_fact_int(s, key, NULL, (long long)v);
