@@ -7,7 +7,7 @@
 #include "efabench/boot.h"
 #include "efabench/engine.h"
 #include "efabench/mem.h"
-#include "efabench/proxy.h"
+#include "efabench/proxy_thread.h"
 
 #include <cuda_runtime.h>
 #include <stdio.h>

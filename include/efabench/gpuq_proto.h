@@ -73,6 +73,12 @@ EB_Q_FN uint64_t eb_q_load_sys(EB_Q_ATOMIC(uint64_t) * p)
 	return v;
 }
 
+/* A word other agents read, written after everything before it (system scope). */
+EB_Q_FN void eb_q_store_sys(EB_Q_ATOMIC(uint64_t) * p, uint64_t v)
+{
+	asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 EB_Q_FN void eb_q_acquire(void)
 {
 	asm volatile("fence.acq_rel.sys;" ::: "memory");

@@ -28,6 +28,12 @@ EB_CMDS(DECLARE)
 static const struct eb_cmd *const cmds[] = {EB_CMDS(ADDRESS)};
 #define NCMDS ((int)(sizeof(cmds) / sizeof(cmds[0])))
 
+const struct eb_cmd *const *eb_cli_cmds(int *n)
+{
+	*n = NCMDS;
+	return cmds;
+}
+
 static void usage(FILE *f)
 {
 	int i;
@@ -216,8 +222,8 @@ int main(int argc, char **argv)
 		goto free_own;
 	}
 	eb_log_set_verbose(o.verbose);
-	if (cmd->bench != NULL && cmd->bench->drive == NULL && cmd->bench->plan == NULL &&
-	    eb_harness_select(cmd->bench, &o, vars) == 0) {
+	if (cmd->bench != NULL && cmd->bench->sweep != NULL &&
+	    eb_sweep_select(cmd->bench->sweep, &o, vars) == 0) {
 		eb_err("%s has no variant with the layouts asked for (--layout)", cmd->name);
 		goto free_own;
 	}

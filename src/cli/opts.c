@@ -5,6 +5,7 @@
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
+#include "core/json.h"
 #include "core/log.h"
 
 #include <stdlib.h>
@@ -323,8 +324,7 @@ static int finish_sizes(struct eb_opts *o)
 		       eb_size_format(o->end, e, sizeof(e)));
 		return EB_EINVAL;
 	}
-	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->drive != NULL ||
-			      o->cmd->bench->plan != NULL)) {
+	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->sweep == NULL)) {
 		eb_err(
 		    "--rounds is for the benchmarks on the size sweep (write, sendrecv, alltoall, "
 		    "proxy); %s runs its own schedule",
@@ -426,7 +426,7 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 	fprintf(f, "usage: efabench %s [options]\n\n%s: %s\n%s\n", cmd->name, cmd->name,
 		cmd->summary, cmd->help);
 	/* The sweep's figures; a benchmark with its own schedule defines its own above. */
-	if (cmd->bench != NULL && cmd->bench->drive == NULL && cmd->bench->plan == NULL)
+	if (cmd->bench != NULL && cmd->bench->sweep != NULL)
 		fputs("Metrics (Size S = bytes a rank sends to one peer per iteration; Count = "
 		      "S/4):\n"
 		      "  t        mean seconds per timed iteration, after a barrier that aligns\n"
@@ -498,18 +498,25 @@ static void dflt_help(FILE *f, const struct eb_cmd *cmd)
 void eb_opts_dry_run(FILE *f, const struct eb_opts *o)
 {
 	struct eb_run_dflt d = dflt_row(o->cmd, o->own, -1);
+	struct eb_json j;
 	int i;
 
-	fprintf(f, "{\"bench\": \"%s\", \"mode\": ", o->cmd->name);
+	eb_json_init(&j, f);
+	eb_json_obj_begin(&j, NULL);
+	eb_json_str(&j, "bench", o->cmd->name);
 	if (d.mode != NULL)
-		fprintf(f, "\"%s\"", d.mode);
+		eb_json_str(&j, "mode", d.mode);
 	else
-		fputs("null", f);
-	fprintf(f, ", \"sizes\": [");
+		eb_json_null(&j, "mode");
+	eb_json_arr_begin(&j, "sizes");
 	for (i = 0; (o->cmd->groups & EB_G_SIZES) && i < o->nsizes; i++)
-		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)o->sizes[i]);
-	fprintf(f,
-		"], \"warmup\": %ld, \"iters\": %ld, \"rounds\": %ld, \"phases\": %ld, "
-		"\"check\": %s}\n",
-		o->warmup, o->iters, o->rounds, o->phases, o->check ? "true" : "false");
+		eb_json_int(&j, NULL, (long long)o->sizes[i]);
+	eb_json_arr_end(&j);
+	eb_json_int(&j, "warmup", o->warmup);
+	eb_json_int(&j, "iters", o->iters);
+	eb_json_int(&j, "rounds", o->rounds);
+	eb_json_int(&j, "phases", o->phases);
+	eb_json_bool(&j, "check", o->check);
+	eb_json_obj_end(&j);
+	fputc('\n', f);
 }

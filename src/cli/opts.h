@@ -15,6 +15,9 @@ int eb_opts_parse(const struct eb_cmd *cmd, int argc, char **argv, struct eb_opt
 
 /* `efabench CMD --help`: what it measures, its metrics, every option it takes. */
 void eb_opts_help(FILE *f, const struct eb_cmd *cmd);
+/* Every subcommand, in `efabench --help` order (main.c's table); *n gets how many. */
+const struct eb_cmd *const *eb_cli_cmds(int *n);
+
 /* --dry-run: the settings the parsed options give a run, as one JSON object. */
 void eb_opts_dry_run(FILE *f, const struct eb_opts *o);
 

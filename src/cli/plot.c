@@ -15,11 +15,11 @@
 
 extern const struct eb_cmd eb_cmd_plot;
 
-struct popts {
+struct plot_opts {
 	const char *out, *host, *provider, *date;
 };
 
-#define P(field) EB_AT(struct popts, field)
+#define P(field) EB_AT(struct plot_opts, field)
 
 static const struct eb_opt plot_opts[] = {
     {"output", 'o', "DIR", eb_opt_str, P(out), 0, 0,
@@ -69,7 +69,7 @@ static int find_script(char *path, size_t len)
 
 static int plot_tool(int argc, char **argv)
 {
-	struct popts po = {0};
+	struct plot_opts po = {0};
 	struct eb_opt_group g = {"Options of efabench plot", plot_opts,
 				 (int)(sizeof(plot_opts) / sizeof(plot_opts[0])), &po};
 	char script[EB_TOOL_PATH], **files = NULL, **args = NULL;

@@ -2,6 +2,7 @@
  * Markdown), JSON and figures in one folder, and write an index.md saying on which machine,
  * with which libfabric, provider, GPUs and NICs, and by which exact command lines. */
 #include "suite.h"
+#include "opts.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "core/clock.h"
@@ -15,16 +16,8 @@
 #define MAX_RUNS 16
 #define LINE	 EB_RLINE
 
-extern const struct eb_cmd eb_cmd_report, eb_cmd_write, eb_cmd_sendrecv, eb_cmd_alltoall,
-    eb_cmd_queue, eb_cmd_proxy, eb_cmd_ipc, eb_cmd_matrix;
+extern const struct eb_cmd eb_cmd_report;
 
-/* What report runs, in this order; the default set is the first five, and ipc where two GPUs
- * are. */
-static const struct eb_cmd *const benches[] = {&eb_cmd_write, &eb_cmd_sendrecv, &eb_cmd_alltoall,
-					       &eb_cmd_queue, &eb_cmd_proxy,	&eb_cmd_ipc,
-					       &eb_cmd_matrix};
-#define NBENCHES    ((int)(sizeof(benches) / sizeof(benches[0])))
-#define NDEFAULT    5
 #define DEFAULT_MIN "4K"
 #define DEFAULT_MAX "16M"
 
@@ -158,7 +151,7 @@ static void bench_argv(const struct suite_run *r, const struct ropts *ro,
 		argv[n++] = "--mem";
 		argv[n++] = (char *)mems[ro->mem];
 	}
-	if ((c == &eb_cmd_queue || c == &eb_cmd_proxy) && m->gpus == 0) {
+	if ((strcmp(c->name, "queue") == 0 || strcmp(c->name, "proxy") == 0) && m->gpus == 0) {
 		argv[n++] = "--producers-on";
 		argv[n++] = "cpu";
 	}
@@ -198,35 +191,49 @@ static void run_bench(struct suite_run *r, const struct ropts *ro, struct suite_
 	remove(err);
 }
 
-/* The benchmarks to run: those named, or the default set; ipc needs two GPUs. */
+/* Whether report can run cmd, and whether it does without being named. */
+static int can_run(const struct eb_cmd *cmd)
+{
+	return cmd->report != EB_REPORT_NEVER;
+}
+
+static int by_default(const struct eb_cmd *cmd, const struct suite_machine *m)
+{
+	return cmd->report == EB_REPORT_DEFAULT ||
+	       (cmd->report == EB_REPORT_TWO_GPUS && m->gpus >= 2);
+}
+
+/* The benchmarks to run, in `efabench --help` order: those named, or the default set. */
 static int choose_runs(char **names, int nnames, const struct suite_machine *m,
 		       struct suite_run *runs)
 {
-	int i, k, n = 0;
+	int i, k, n = 0, ncmds;
+	const struct eb_cmd *const *cmds = eb_cli_cmds(&ncmds);
+	char known[256] = "";
 
-	for (k = 0; k < NBENCHES; k++) {
-		int want =
-		    nnames == 0 && (k < NDEFAULT || (benches[k] == &eb_cmd_ipc && m->gpus >= 2));
+	for (k = 0; k < ncmds; k++) {
+		int want = nnames == 0 && by_default(cmds[k], m);
 
-		for (i = 0; i < nnames; i++)
-			want |= strcmp(names[i], benches[k]->name) == 0;
-		if (!want)
+		for (i = 0; i < nnames && can_run(cmds[k]); i++)
+			want |= strcmp(names[i], cmds[k]->name) == 0;
+		if (can_run(cmds[k]))
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 known[0] ? ", " : "", cmds[k]->name);
+		if (!want || n == MAX_RUNS)
 			continue;
 		memset(&runs[n], 0, sizeof(runs[n]));
-		runs[n].cmd = benches[k];
-		if (benches[k] == &eb_cmd_ipc && m->gpus < 2)
+		runs[n].cmd = cmds[k];
+		if (cmds[k]->report == EB_REPORT_TWO_GPUS && m->gpus < 2)
 			snprintf(runs[n].skipped, sizeof(runs[n].skipped),
 				 "needs two GPUs (CUDA sees %d)", m->gpus);
 		n++;
 	}
 	for (i = 0; i < nnames; i++) {
-		for (k = 0; k < NBENCHES && strcmp(names[i], benches[k]->name) != 0; k++)
+		for (k = 0;
+		     k < ncmds && !(can_run(cmds[k]) && strcmp(names[i], cmds[k]->name) == 0); k++)
 			;
-		if (k == NBENCHES) {
-			eb_err(
-			    "efabench report runs write, sendrecv, alltoall, queue, proxy, ipc or "
-			    "matrix, not '%s'",
-			    names[i]);
+		if (k == ncmds) {
+			eb_err("efabench report runs %s, not '%s'", known, names[i]);
 			return EB_EINVAL;
 		}
 	}

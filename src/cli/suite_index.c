@@ -80,22 +80,11 @@ static void figures(FILE *f, const char *list, const char *name, int images)
 		fclose(in);
 }
 
-int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
-		   const struct suite_run *runs, int nruns, const char *info_cmd,
-		   const char *plot_cmd, int plot_code)
+/* The machine's table: date, host, CPU, kernel, efabench, libfabric, provider, CUDA, NICs. */
+static void machine_table(FILE *f, const struct ropts *ro, const struct suite_machine *m)
 {
-	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];
 	struct eb_versions v;
-	FILE *f;
-	int i;
 
-	snprintf(path, sizeof(path), "%s/index.md", ro->out);
-	snprintf(list, sizeof(list), "%s/plot.out", ro->out);
-	f = fopen(path, "w");
-	if (f == NULL) {
-		eb_err("cannot write %s", path);
-		return EB_ESYS;
-	}
 	fprintf(f, "# efabench report\n\n| | |\n|---|---|\n");
 	fprintf(f, "| date | %s |\n| machine | ", m->date);
 	cell(f, m->host);
@@ -121,7 +110,26 @@ int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
 	fprintf(f, " |\n| NICs (efabench info) | ");
 	cell(f, m->nics_info[0] ? m->nics_info : "none found");
 	fprintf(f, " |\n\n`efabench info` in full: [info.txt](info.txt), as data: "
-		   "[info.json](info.json)\n\n## Results\n\n"
+		   "[info.json](info.json)\n");
+}
+
+int eb_suite_index(const struct ropts *ro, const struct suite_machine *m,
+		   const struct suite_run *runs, int nruns, const char *info_cmd,
+		   const char *plot_cmd, int plot_code)
+{
+	char path[EB_TOOL_PATH], list[EB_TOOL_PATH];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/index.md", ro->out);
+	snprintf(list, sizeof(list), "%s/plot.out", ro->out);
+	f = fopen(path, "w");
+	if (f == NULL) {
+		eb_err("cannot write %s", path);
+		return EB_ESYS;
+	}
+	machine_table(f, ro, m);
+	fprintf(f, "\n## Results\n\n"
 		   "| benchmark | exit | seconds | table | JSON | figures |\n"
 		   "|---|---:|---:|---|---|---|\n");
 	for (i = 0; i < nruns; i++) {

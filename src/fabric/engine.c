@@ -164,6 +164,54 @@ enum eb_poll eb_poll_decide(enum eb_poll asked, int local_ranks, int threads, in
 	return (long)local_ranks * threads <= cores ? EB_POLL_SPIN : EB_POLL_YIELD;
 }
 
+/* The per-channel tables of want channels; EB_ENOMEM after one line. */
+static int alloc_tables(struct eb_engine *e, int want)
+{
+	e->chan = calloc((size_t)want, sizeof(*e->chan));
+	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
+	e->busy = calloc((size_t)want, sizeof(*e->busy));
+	e->due = calloc((size_t)want, sizeof(*e->due));
+	e->stash = calloc((size_t)want, sizeof(*e->stash));
+	if (e->chan != NULL && e->imm != NULL && e->busy != NULL && e->due != NULL &&
+	    e->stash != NULL)
+		return EB_OK;
+	eb_err("out of memory for %d channels", want);
+	return EB_ENOMEM;
+}
+
+static void drop_tables(struct eb_engine *e)
+{
+	free(e->chan);
+	free(e->imm);
+	free(e->busy);
+	free(e->due);
+	free(e->stash);
+	e->stash = NULL;
+	e->chan = NULL;
+	e->imm = NULL;
+	e->busy = e->due = NULL;
+}
+
+/* want channels, more than NICs sharing a NIC round-robin; e->nchan counts those open. */
+static int open_channels(struct eb_engine *e, const struct eb_fabric_opts *o, int want)
+{
+	int c, rc = EB_OK;
+
+	for (c = 0; c < want && rc == EB_OK; c++) {
+		const struct eb_nic *nic = &e->nics[c % e->nnics];
+		struct eb_chan_cfg cfg = {
+		    eb_cq_size(e->size, eb_fabric_window(e->prov, o->window), nic->info),
+		    o->nic_only};
+
+		rc = eb_chan_open(&e->chan[c], nic, c, e->size, &cfg);
+		if (rc != EB_OK)
+			break;
+		e->chan[c].nic_index = c % e->nnics;
+		e->nchan = c + 1;
+	}
+	return rc;
+}
+
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
 {
 	struct eb_host_share here;
@@ -195,30 +243,12 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	if (rc != EB_OK)
 		goto free_nics;
 	want = (int)agreed;
-	e->chan = calloc((size_t)want, sizeof(*e->chan));
-	e->imm = calloc((size_t)want * (size_t)e->size, sizeof(*e->imm));
-	e->busy = calloc((size_t)want, sizeof(*e->busy));
-	e->due = calloc((size_t)want, sizeof(*e->due));
-	e->stash = calloc((size_t)want, sizeof(*e->stash));
-	if (e->chan == NULL || e->imm == NULL || e->busy == NULL || e->due == NULL ||
-	    e->stash == NULL) {
-		eb_err("out of memory for %d channels", want);
-		rc = EB_ENOMEM;
+	rc = alloc_tables(e, want);
+	if (rc != EB_OK)
 		goto free_tables;
-	}
-	for (c = 0; c < want; c++) {
-		/* More channels than NICs: several endpoints share a NIC, round-robin. */
-		const struct eb_nic *nic = &e->nics[c % e->nnics];
-		struct eb_chan_cfg cfg = {
-		    eb_cq_size(e->size, eb_fabric_window(e->prov, o->window), nic->info),
-		    o->nic_only};
-
-		rc = eb_chan_open(&e->chan[c], nic, c, e->size, &cfg);
-		if (rc != EB_OK)
-			goto close_chans;
-		e->chan[c].nic_index = c % e->nnics;
-		e->nchan = c + 1;
-	}
+	rc = open_channels(e, o, want);
+	if (rc != EB_OK)
+		goto close_chans;
 	e->single_host = here.single;
 	e->local = local_path(e, here.ranks);
 	rc = agree_limits(e);
@@ -237,15 +267,7 @@ close_chans:
 		eb_chan_close(&e->chan[c]);
 	e->nchan = 0;
 free_tables:
-	free(e->chan);
-	free(e->imm);
-	free(e->busy);
-	free(e->due);
-	free(e->stash);
-	e->stash = NULL;
-	e->chan = NULL;
-	e->imm = NULL;
-	e->busy = e->due = NULL;
+	drop_tables(e);
 free_nics:
 	eb_fabric_free_nics(e->nics, e->nnics);
 	e->nics = NULL;

@@ -4,7 +4,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "queue_kernels.h"
+#include "floor_kernel.h"
 #endif
 
 #include <pthread.h>
@@ -70,19 +70,19 @@ int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns)
 		int i;
 		uint64_t *dev_rtt = NULL, *h_rtt;
 
-		hw = eb_qk_alloc_mapped(sizeof(*hw), (void **)&dw);
-		h_rtt = eb_qk_alloc_mapped(sizeof(uint64_t) * (size_t)iters, (void **)&dev_rtt);
+		hw = eb_fk_alloc_mapped(sizeof(*hw), (void **)&dw);
+		h_rtt = eb_fk_alloc_mapped(sizeof(uint64_t) * (size_t)iters, (void **)&dev_rtt);
 		if (hw != NULL && h_rtt != NULL)
-			rc = eb_qk_floor((uint64_t *)&dw->ping.v, (uint64_t *)&dw->pong.v, dev_rtt,
+			rc = eb_fk_floor((uint64_t *)&dw->ping.v, (uint64_t *)&dw->pong.v, dev_rtt,
 					 iters);
 		if (rc == EB_OK)
 			rc = echo(hw, iters, timeout_s);
-		if (hw != NULL && h_rtt != NULL && eb_qk_wait() != EB_OK && rc == EB_OK)
+		if (hw != NULL && h_rtt != NULL && eb_fk_wait() != EB_OK && rc == EB_OK)
 			rc = EB_ESYS;
 		for (i = 0; rc == EB_OK && i < iters; i++)
 			rtt_ns[i] = (double)h_rtt[i];
-		eb_qk_free_mapped(h_rtt);
-		eb_qk_free_mapped(hw);
+		eb_fk_free_mapped(h_rtt);
+		eb_fk_free_mapped(hw);
 #endif
 		return rc;
 	} else {
@@ -100,5 +100,22 @@ int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns)
 		}
 		free(w);
 	}
+	return rc;
+}
+
+int eb_floor_samples(int on_gpu, long n, double timeout_s, double *samples)
+{
+	double *rtt = calloc((size_t)(n > 0 ? n : 1), sizeof(*rtt));
+	long i;
+	int rc;
+
+	if (rtt == NULL) {
+		eb_err("out of memory for %ld round trips of the floor", n);
+		return EB_ENOMEM;
+	}
+	rc = eb_floor_measure(on_gpu, (int)n, timeout_s, rtt);
+	for (i = 0; rc == EB_OK && samples != NULL && i < n; i++)
+		samples[i] = rtt[i] * 1e-9;
+	free(rtt);
 	return rc;
 }

@@ -8,4 +8,11 @@
  * memory; 0, a CPU thread does. 0 or a negative status after one line. */
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
+/* Round trips a floor's p50 and p99 are taken over where nothing else says. */
+#define EB_FLOOR_ROUND_TRIPS 10000
+
+/* As a run hook's samples: n round trips, the seconds of each into samples (NULL: measured
+ * and dropped, as in a warm-up). 0 or a negative status after one line. */
+int eb_floor_samples(int on_gpu, long n, double timeout_s, double *samples);
+
 #endif

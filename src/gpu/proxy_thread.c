@@ -1,7 +1,7 @@
 /* The CPU proxy: one thread per rank turns queued commands into chunked fi_writedata, publishes
  * completions for eb_quiet, and applies incoming signals once their payload has landed. */
 #define _GNU_SOURCE /* pthread names */
-#include "efabench/proxy.h"
+#include "efabench/proxy_thread.h"
 #include "efabench/region.h"
 #include "efabench/gpuq.h"
 #include "efabench/mem.h"
@@ -31,7 +31,7 @@ struct sigrec {
 };
 
 /* A command consumed from the queue, kept until it is complete. */
-struct slot {
+struct held {
 	struct eb_pcmd c;
 	int group; /* the transfers moving it, -1 when it has none */
 	int done;
@@ -44,8 +44,8 @@ struct eb_proxy {
 	struct eb_gpuq q;
 	struct eb_mem words; /* signal words, then the refused-producer word */
 	_Atomic uint64_t *sig;
-	struct slot *ring; /* consumed commands: [head, start) started, [start, tail) not */
-	uint64_t cap, head, start, tail; /* positions since open; slot = position & (cap - 1) */
+	struct held *ring; /* consumed commands: [head, start) started, [start, tail) not */
+	uint64_t cap, head, start, tail; /* positions since open; index = position & (cap - 1) */
 	struct eb_xfer *x;		 /* [active][nchan] */
 	void *tables;			 /* the arrays below, [active] ... [ranks], one block */
 	struct eb_req *one;		 /* [active]: a put of one chunk goes as this one request */
@@ -83,7 +83,7 @@ struct eb_proxy {
 
 /* A mask, not %: every command indexes the ring five times, and dividing by the run-time size
  * took the TSC ticks between two of the proxy's posts from 155 to 182 (medians, nvidia-h200). */
-static struct slot *at(struct eb_proxy *p, uint64_t pos)
+static struct held *at(struct eb_proxy *p, uint64_t pos)
 {
 	return &p->ring[pos & (p->cap - 1)];
 }
@@ -169,7 +169,7 @@ static void refuse(struct eb_proxy *p, const struct eb_pcmd *c, const char *what
 	eb_q_flag_error(p->q.host.error, EB_Q_ERR_RANGE);
 }
 
-/* A group's command is complete: the slot is done, the group free again. */
+/* A group's command is complete: the command is done, the group free again. */
 static void release(struct eb_proxy *p, int g)
 {
 	at(p, p->owner[g])->done = 1;
@@ -249,7 +249,7 @@ static int post_armed(struct eb_proxy *p)
  * fence waits for everything before it. 1 when started, 0 when it must wait, < 0 on error. */
 static int start_one(struct eb_proxy *p)
 {
-	struct slot *s = at(p, p->start);
+	struct held *s = at(p, p->start);
 	struct eb_pcmd *c = &s->c;
 	int nch = p->e->nchan, g, ch;
 	struct eb_xfer *xs;
@@ -397,7 +397,7 @@ static int loop(struct eb_proxy *p)
 		n = p->cap - (p->tail - p->head) < 64 ? (int)(p->cap - (p->tail - p->head)) : 64;
 		n = n > 0 ? eb_gpuq_poll(&p->q, cmd, n) : 0;
 		for (i = 0; i < n; i++) {
-			struct slot *s = at(p, p->tail++);
+			struct held *s = at(p, p->tail++);
 
 			eb_pcmd_decode(cmd[i].lo, cmd[i].hi, &s->c);
 			s->done = 0;

@@ -25,12 +25,15 @@ enum eb_role { EB_ROLE_IDLE, EB_ROLE_INIT, EB_ROLE_TARGET, EB_ROLE_ALL };
 /* Which memory a run moves: the variant names follow the seeds' (SinglePin, SingleDMA). */
 enum eb_memsel { EB_SEL_HOST, EB_SEL_PINNED, EB_SEL_DEVICE, EB_SEL_STAGED, EB_NSEL };
 
-/* Who talks to whom in a sweep variant's timed phase. */
+/* Who talks to whom in a point's turns, where the benchmark names no turn hook of its own. */
 enum eb_flow {
+	EB_FLOW_ALL,	/* every rank at once (in a sweep: every rank -> every other rank) */
 	EB_FLOW_PAIRS,	/* rank 0 -> rank k, one k at a time, k = 1..N-1 */
 	EB_FLOW_FANOUT, /* rank 0 -> every rank k at once */
-	EB_FLOW_ALL,	/* every rank -> every other rank at once */
+	EB_FLOW_ONE,	/* rank 0 alone, the others idle */
 };
+
+#define EB_MAX_SPANS 8
 
 /* How a point is timed and what rank 0 keeps of it (struct eb_pt's flags). */
 enum {
@@ -50,6 +53,11 @@ enum {
 	EB_PT_SETTLE = 1u << 3,
 	/* Every iteration (warm-up too) starts at a barrier, not only the phase's first. */
 	EB_PT_ALIGN_EACH = 1u << 4,
+	/* A header point: its figures are facts of the run, stated in the header and the JSON
+	 * head before the first table (a floor, the copy engines' time). */
+	EB_PT_HEAD = 1u << 5,
+	/* Every rank's report hook may hand rank 0 bytes of its own (eb_report_bytes). */
+	EB_PT_GATHER = 1u << 6,
 };
 
 /* A point: one thing measured. Its coordinates are the benchmark's own (a size, a variant, a
@@ -62,9 +70,10 @@ struct eb_pt {
 	int step;      /* its second (a direction, a phase, a kind...) */
 	int turns;     /* groups of ranks that take turns, 1 at least */
 	long warmup, iters;
-	unsigned flags;	  /* EB_PT_* */
-	double scale;	  /* the figures' seconds per sample times this (0.5: one way); 0: 1 */
-	const char *name; /* the progress line's */
+	unsigned flags;	   /* EB_PT_* */
+	double scale;	   /* the figures' seconds per sample times this (0.5: one way); 0: 1 */
+	enum eb_flow flow; /* roles in each turn, without a turn hook */
+	const char *name;  /* the progress line's */
 	const struct eb_variant *variant; /* the sweep's (c->var while it runs) */
 };
 
@@ -76,12 +85,23 @@ struct eb_turn_rep {
 	double secs;	    /* the turn's wall time on this rank */
 	struct eb_stats st; /* its samples' statistics (scaled), when active */
 	double own[4];	    /* the benchmark's own figures of this rank (its report hook) */
+	struct eb_stats span[EB_MAX_SPANS]; /* each span's statistics (n 0: none) */
+	uint64_t own_len;		    /* bytes of its own it reported (EB_PT_GATHER) */
 };
 
 /* One measuring rank of one turn. */
 struct eb_group {
 	int rank, peer, turn;
 	struct eb_stats st; /* seconds per iteration (per phase's iteration when phase-timed) */
+};
+
+/* A series over the groups that measured it: every group's samples pooled, the largest over
+ * the groups in each iteration (every iteration starts at a barrier, so the i-th sample of
+ * every group is the same iteration), and the groups with the largest and the smallest p50. */
+struct eb_over {
+	struct eb_stats all;  /* pooled (samples gathered, or one group alone; else n 0) */
+	struct eb_stats each; /* per iteration, the slowest group's (gathered and aligned) */
+	int slow, fast;	      /* indexes in eb_meas.rep; -1: no report has samples */
 };
 
 /* A point as rank 0 has it after every rank reported. */
@@ -91,14 +111,24 @@ struct eb_meas {
 	struct eb_turn_rep *rep; /* [turn][rank] */
 	struct eb_group *groups; /* the active reports, turn by turn, rank by rank */
 	int ngroups;
-	struct eb_stats all; /* every group's samples pooled (EB_PT_SAMPLES or one rank alone) */
-	double *samples;     /* [group][per] when gathered; per: iterations (or phases) */
+	struct eb_stats all;  /* every group's samples pooled (EB_PT_SAMPLES or one rank alone) */
+	struct eb_stats each; /* per iteration, the slowest group's (EB_PT_SAMPLES, aligned) */
+	int slow, fast; /* the reports (eb_meas.rep) with the largest and the smallest p50 (-1) */
+	struct eb_over span[EB_MAX_SPANS]; /* each span over the groups that timed it */
+	double *samples; /* [group][per] when gathered; per: iterations (or phases) */
 	long per;
 	int phases;	/* > 0: phase-timed: every statistic is of phases' seconds per iteration */
 	uint64_t wrong; /* every rank's, every turn */
+	/* EB_PT_GATHER: each rank's bytes of its own, [turn][rank], and their lengths */
+	char **blob;
+	size_t *blob_len;
+	char *blob_data;
 };
 
 struct eb_bench;
+struct eb_sweep;
+struct eb_spans;
+struct eb_blob;
 
 struct eb_ctx {
 	const struct eb_bench *b;
@@ -113,6 +143,9 @@ struct eb_ctx {
 	char label[64]; /* the turn hook's name for the turn, for the progress line ("": none) */
 	const struct eb_pt *pt;
 	const struct eb_variant *var; /* the sweep's current variant (NULL elsewhere) */
+	struct eb_sweep *sweep;	      /* the sweep's state, where its hooks run */
+	struct eb_spans *spans;	      /* the current turn's spans (NULL: warm-up, none kept) */
+	struct eb_blob *blob;	      /* the current report's own bytes (EB_PT_GATHER) */
 	size_t bytes;		      /* pt->size */
 	size_t chunk;		      /* bytes per operation, resolved from opts and the provider */
 	size_t chunk_asked; /* what opts and the provider's tuning gave, where chunk is less: the
@@ -185,20 +218,37 @@ struct eb_variant {
 	int ref; /* 1 + the index of the variant it is compared with (a ratio table); 0: none */
 };
 
+/* What the sweep's hooks (sweep.h) read of a benchmark whose points are its sizes x
+ * variants: the variants (or variants_of the options) and how t is read. */
+struct eb_sweep_def {
+	int nvariants;
+	struct eb_variant variants[EB_MAX_VARIANTS];
+	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
+	int one_way; /* t is half of each timed iteration (ping-pong) */
+};
+
 /* What the harness opens for a benchmark before its setup. */
 #define EB_USES_FABRIC 1u /* the engine, its channels on the NICs near the rank's GPU */
 
+/* A benchmark: its points and the hooks the schedule calls for them. The sweep (sweep.h)
+ * provides the plan, header and records of the benchmarks whose points are sizes x variants;
+ * the others name their own. */
 struct eb_bench {
 	const char *metric; /* how its figures are defined, for the header */
 	unsigned uses;	    /* EB_USES_* */
-	/* A benchmark that times nothing (doctor's checks) runs itself; none of the hooks below
-	 * is used then. */
-	int (*drive)(struct eb_ctx *c);
+	int min_ranks;	    /* fewer ranks are refused before anything is opened (0: any) */
+	/* Its rows are known before any runs (the progress line can tell the time left). */
+	int ahead;
+	/* The spans its iterations time (eb_span), by index; at most EB_MAX_SPANS. */
+	const char *const *spans;
+	int nspans;
+	/* The sweep's, where its hooks are the sweep's. */
+	const struct eb_sweep_def *sweep;
 
 	/* The points of row `row` (0, 1, ...) into pts (at most max), their count (0: no more
 	 * rows), or a negative status. Called on every rank just before the row runs, so a row
 	 * may depend on what earlier rows measured (collectives allowed). The points of a row
-	 * take turns --rounds times. NULL: the sweep of sizes x variants (sweep.h). */
+	 * take turns --rounds times. */
 	int (*plan)(struct eb_ctx *c, int row, struct eb_pt *pts, int max);
 	/* Optional: do the points fit what one operation may carry (the limits every rank
 	 * agreed on, of provider and fabric nic)? EB_EINVAL, after one line naming the limit
@@ -211,11 +261,13 @@ struct eb_bench {
 	/* Allocate and register for every point (collective); free. */
 	int (*setup)(struct eb_ctx *c);
 	void (*teardown)(struct eb_ctx *c);
+	/* Optional, after setup: what rank 0's header needs of every rank (collective). */
+	int (*gather)(struct eb_ctx *c);
 	/* Optional: before the first point of a run of points with the same var, and after its
 	 * last (failed: a rank failed, stop at once). Collective. */
 	int (*enter)(struct eb_ctx *c);
 	int (*leave)(struct eb_ctx *c, int failed);
-	/* Optional: every rank's role and peer in turn c->turn (NULL: the sweep variant's flow). */
+	/* Optional: every rank's role and peer in turn c->turn (NULL: the point's flow). */
 	void (*turn)(struct eb_ctx *c);
 	/* Fill what this rank sends for c->epoch, poison what it receives; collective-free. */
 	int (*prepare)(struct eb_ctx *c);
@@ -227,35 +279,38 @@ struct eb_bench {
 	/* Add the wrong words in what this rank received for c->epoch to *wrong; a status (a
 	 * check that could not run is an error, not a count). */
 	int (*verify)(struct eb_ctx *c, uint64_t *wrong);
-	/* Optional: this rank's own figures of turn c->turn, once its last phase ran. */
+	/* Optional: this rank's own figures of turn c->turn, once its last phase ran (and, on a
+	 * point flagged EB_PT_GATHER, bytes of its own for rank 0: eb_report_bytes). */
 	void (*report)(struct eb_ctx *c, struct eb_turn_rep *rep);
 	/* Testing aid (--corrupt-at): where what this rank receives lands, its offset and
 	 * length (NULL: nothing lands here). */
 	const struct eb_payload *(*landing)(struct eb_ctx *c, size_t *off, size_t *len);
-	/* Rank 0: facts of its own for the header and JSON (after setup). */
+	/* Rank 0: facts of its own for the header and JSON (after setup and gather). */
 	void (*facts)(const struct eb_ctx *c, struct eb_sheet *s);
 	/* Rank 0: a point's record (every figure of it); a point whose figures are facts of the
-	 * run rather than a row states them in s and leaves r empty. */
+	 * run rather than a row (a header point) states them in s and leaves r empty. */
 	void (*record)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 		       struct eb_rec *r);
-	/* Its table: a row per record (NULL with the sweep: the seeds' table). */
+	/* Rank 0, optional: the table's rows from the records of a row, n > 0 (NULL: a row of
+	 * cols per record). */
+	void (*row)(const struct eb_ctx *c, struct eb_sheet *s, const struct eb_rec *const *recs,
+		    int n);
+	/* Its flat table: a row per record (NULL: no such table). The header and the table's
+	 * head print before the first row with a point that is not a header point. */
 	const struct eb_colspec *cols;
 	int ncols;
-	/* The header waits for the first row, whose points state facts of it (queue's floor and
-	 * latency); else it and the table's head print before anything is measured. */
-	int head_waits;
 	/* Rank 0, optional: after the last row, tables and notes of its own over the records;
 	 * a status every rank then leaves with (EB_EVERIFY: a check failed). */
 	int (*close)(const struct eb_ctx *c, struct eb_sheet *s);
-
-	/* The sweep's (plan NULL): its variants, or variants_of the options. */
-	int nvariants;
-	struct eb_variant variants[EB_MAX_VARIANTS];
-	int (*variants_of)(const struct eb_opts *o, const struct eb_variant **vars);
-	int one_way; /* t is half of each timed iteration (ping-pong) */
-	/* Optional: figures of its own in a sweep record (rank 0). */
-	void (*extra)(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec);
 };
+
+/* A span: add secs to span k (of b->spans) in the current turn, as an iteration of it (or a
+ * sample of a stage). Kept per rank with the warm-up dropped, and summarised like the point's
+ * own time (eb_meas.span). */
+void eb_span(struct eb_ctx *c, int k, double secs);
+/* In a report hook of a point flagged EB_PT_GATHER: len bytes of this rank's own that reach
+ * rank 0 (eb_meas.blob); EB_ENOMEM. */
+int eb_report_bytes(struct eb_ctx *c, const void *data, size_t len);
 
 /* Rank 0: the channels' facts (provider, fabric, NICs, link, same-host path, limits of one
  * operation, GPU memory's path), for the header and JSON settings of every benchmark on the

@@ -84,6 +84,10 @@ struct eb_opts {
 
 struct eb_bench;
 
+/* Which runs of `efabench report` take a benchmark: every one, those on a host with two GPUs,
+ * or those that name it. */
+enum { EB_REPORT_NEVER, EB_REPORT_DEFAULT, EB_REPORT_TWO_GPUS, EB_REPORT_NAMED };
+
 /* A descriptor's own options: their table, the struct they fill, its defaults and the check
  * after parsing. */
 #define EB_CMD_OPTS(table, type, defaults_fn, finish_fn)                                           \
@@ -117,6 +121,7 @@ struct eb_cmd {
 	 * exit status after one line saying why not. */
 	int (*probe)(const struct eb_opts *o);
 	int one_host; /* every rank on this host: the rendezvous is refused */
+	int report;   /* whether `efabench report` runs it: EB_REPORT_* (0: never) */
 	/* A tool rather than a benchmark (plot, report): takes its whole command line, positional
 	 * arguments too, parses it itself and returns the exit status (nothing above is used). */
 	int (*tool)(int argc, char **argv);

@@ -7,13 +7,13 @@
 #define EB_HARNESS_SCHED_H
 
 #include "bench.h"
+#include "point.h"
 #include "report/progress.h"
 
 /* Run the n points of a row; m[i] gets point i (figures on rank 0; wrong on every rank).
  * prog (may be NULL) shows each visit. Returns a status; on failure every m is freed. */
 int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_meas *m,
 		 struct eb_progress *prog);
-void eb_meas_free(struct eb_meas *m);
 
 /* Timed phases of a point (those timed by the phase get --phases, at least --rounds; the
  * others one per round), and samples per turn: iterations, or phases when phase-timed. */
@@ -24,7 +24,7 @@ long eb_sched_per(const struct eb_ctx *c, const struct eb_pt *pt);
  * iteration (about what a 64 KiB write takes), so that small sizes count too. */
 double eb_sched_work(const struct eb_ctx *c, const struct eb_pt *pt);
 
-/* Roles of a sweep variant's turn (the default turn hook). */
+/* Roles in a point's turn by its flow (the default turn hook). */
 void eb_sched_flow_turn(struct eb_ctx *c);
 
 #endif

@@ -12,16 +12,17 @@
  * iterations timed one by one) and the table marks the Gbps it gives. */
 #define SKEW 1.5
 
-void eb_sweep_open(const struct eb_ctx *c, struct eb_sweep *w)
+/* The variants selected (--layout) and what they are compared with. */
+static void open_sweep(const struct eb_ctx *c, struct eb_sweep *w)
 {
-	const struct eb_variant *all = c->b->variants;
+	const struct eb_sweep_def *d = c->b->sweep;
+	const struct eb_variant *all = d->variants;
 	int v, k;
 
-	memset(w, 0, sizeof(*w));
 	w->sel = c->sel;
-	if (c->b->variants_of != NULL)
-		c->b->variants_of(c->o, &all);
-	w->nvars = eb_harness_select(c->b, c->o, w->vars);
+	if (d->variants_of != NULL)
+		d->variants_of(c->o, &all);
+	w->nvars = eb_sweep_select(d, c->o, w->vars);
 	for (v = 0; v < w->nvars; v++) {
 		const struct eb_variant *x = w->vars[v];
 
@@ -33,11 +34,16 @@ void eb_sweep_open(const struct eb_ctx *c, struct eb_sweep *w)
 	}
 }
 
-int eb_sweep_gather(struct eb_ctx *c, struct eb_sweep *w)
+int eb_sweep_gather(struct eb_ctx *c)
 {
 	int32_t mine[2] = {c->gpu, (int32_t)c->path}, *all;
+	struct eb_sweep *w = calloc(1, sizeof(*w));
 	int r, rc;
 
+	if (w == NULL)
+		return EB_ENOMEM;
+	c->sweep = w;
+	open_sweep(c, w);
 	w->gpus = calloc((size_t)c->nranks, sizeof(*w->gpus));
 	all = malloc(sizeof(mine) * (size_t)c->nranks);
 	if (w->gpus == NULL || all == NULL) {
@@ -54,21 +60,23 @@ int eb_sweep_gather(struct eb_ctx *c, struct eb_sweep *w)
 	return rc;
 }
 
-void eb_sweep_close(struct eb_sweep *w)
+void eb_sweep_free(struct eb_sweep *w)
 {
-	free(w->gpus);
-	w->gpus = NULL;
+	if (w != NULL)
+		free(w->gpus);
+	free(w);
 }
 
-int eb_sweep_plan(struct eb_ctx *c, const struct eb_sweep *w, int row, struct eb_pt *pts)
+int eb_sweep_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {
 	static char names[EB_MAX_VARIANTS][64];
+	const struct eb_sweep *w = c->sweep;
 	const struct eb_opts *o = c->o;
 	int v;
 
 	if (row >= o->nsizes)
 		return 0;
-	for (v = 0; v < w->nvars; v++) {
+	for (v = 0; v < w->nvars && v < max; v++) {
 		const struct eb_variant *x = w->vars[v];
 		char size[24];
 
@@ -81,11 +89,12 @@ int eb_sweep_plan(struct eb_ctx *c, const struct eb_sweep *w, int row, struct eb
 					.iters = o->iters,
 					.flags = x->pt_flags |
 						 (x->flow == EB_FLOW_ALL ? EB_PT_SAMPLES : 0),
-					.scale = c->b->one_way ? 0.5 : 1.0,
+					.scale = c->b->sweep->one_way ? 0.5 : 1.0,
+					.flow = x->flow,
 					.name = names[v],
 					.variant = x};
 	}
-	return w->nvars;
+	return v;
 }
 
 static const char *flow_name(enum eb_flow p)
@@ -172,8 +181,10 @@ static void settings(const struct eb_ctx *c, const struct eb_sweep *w, struct eb
 	eb_fact_end(s);
 }
 
-void eb_sweep_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
+void eb_sweep_facts_own(const struct eb_ctx *c, struct eb_sheet *s,
+			void (*own)(const struct eb_ctx *c, struct eb_sheet *s))
 {
+	const struct eb_sweep *w = c->sweep;
 	static const struct eb_colspec lead[] = {{"Size", "size_shown", 5, 0, 0, NULL},
 						 {"Count", "count", 9, 0, 0, NULL}};
 	static const struct eb_colspec each[] = {{NULL, "gbps", 10, 2, 0, "skewed"},
@@ -191,8 +202,8 @@ void eb_sweep_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 	for (v = 0; v < w->nvars; v++)
 		eb_head_fact(&s->head, v == 0 ? "NICs used" : NULL, "%s %d",
 			     w->vars[v]->name[c->sel], w->nics[v]);
-	if (c->b->facts != NULL)
-		c->b->facts(c, s);
+	if (own != NULL)
+		own(c, s);
 	eb_fact_break(s);
 	eb_fact_str(s, "metric", "metric", c->b->metric);
 	eb_fact_break(s);
@@ -200,7 +211,6 @@ void eb_sweep_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 		    "BusBW (%%) = 100*Gbps/(link Gbps * NICs used); Lat (us) = t*1e6; "
 		    "#wrong = wrong 8-byte words");
 	eb_head_fact(&s->head, NULL, "%s", "");
-	eb_sheet_print_head(s);
 	for (v = 0; v < w->nvars; v++)
 		names[v] = w->vars[v]->name[c->sel];
 	eb_sheet_pivot(s, &(struct eb_pivot){.lead = lead,
@@ -265,9 +275,12 @@ static void groups(struct eb_rec *x, const struct eb_meas *m, enum eb_flow flow,
 	}
 }
 
-void eb_sweep_record(const struct eb_ctx *c, const struct eb_sweep *w, const struct eb_meas *m,
-		     struct eb_sheet *s, struct eb_rec *x)
+void eb_sweep_record_own(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			 struct eb_rec *x,
+			 void (*own)(const struct eb_ctx *c, const struct eb_meas *m,
+				     struct eb_rec *r))
 {
+	const struct eb_sweep *w = c->sweep;
 	const struct eb_variant *v = w->vars[m->pt->var];
 	double bytes = eb_variant_bytes(v, m->pt->size, c->nranks);
 	double gbps = gbps_of(bytes, m->all.mean);
@@ -291,8 +304,8 @@ void eb_sweep_record(const struct eb_ctx *c, const struct eb_sweep *w, const str
 	stats(x, &m->all, m->phases);
 	eb_rec_int(x, "samples", (long long)m->all.n);
 	eb_rec_int(x, "wrong", (long long)m->wrong);
-	if (c->b->extra != NULL)
-		c->b->extra(c, m, x);
+	if (own != NULL)
+		own(c, m, x);
 	eb_rec_append_obj(x, &s->doc.head, "settings", 0);
 	eb_rec_append_obj(x, &s->doc.head, "stamp", EB_NOT_JSON); /* the CSV's columns */
 	groups(x, m, v->flow, bytes);
@@ -305,12 +318,25 @@ static double num(const struct eb_rec *r, const char *key)
 	return f != NULL && f->kind == EB_V_NUM ? f->d : 0.0;
 }
 
-void eb_sweep_row(struct eb_sweep *w, struct eb_sheet *s, const struct eb_rec *const *recs)
+void eb_sweep_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		     struct eb_rec *r)
 {
+	eb_sweep_record_own(c, m, s, r, NULL);
+}
+
+void eb_sweep_facts(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	eb_sweep_facts_own(c, s, NULL);
+}
+
+void eb_sweep_row(const struct eb_ctx *c, struct eb_sheet *s, const struct eb_rec *const *recs,
+		  int n)
+{
+	const struct eb_sweep *w = c->sweep;
 	int v;
 
 	/* Each variant's Gbps over its reference's, at the same size. */
-	for (v = 0; v < w->nvars; v++) {
+	for (v = 0; v < w->nvars && v < n; v++) {
 		struct eb_rec *x = (struct eb_rec *)recs[v];
 		double ref;
 
@@ -326,8 +352,9 @@ void eb_sweep_row(struct eb_sweep *w, struct eb_sheet *s, const struct eb_rec *c
 /* Rank 0, after the last size: each marked cell's mean, median and slowest iteration, and
  * the Gbps the median gives, so that one stall cannot pass for the link's speed; then each
  * variant's Gbps over its reference's. */
-void eb_sweep_notes(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_sheet *s)
+int eb_sweep_notes(const struct eb_ctx *c, struct eb_sheet *s)
 {
+	const struct eb_sweep *w = c->sweep;
 	static const struct eb_colspec lead[] = {{"Size", "size_shown", 5, 0, 0, NULL}};
 	static const struct eb_colspec each[] = {{NULL, "ratio", 8, 3, 0, NULL}};
 	const struct eb_rec *row[EB_MAX_VARIANTS];
@@ -365,7 +392,7 @@ void eb_sweep_notes(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 		n++;
 	}
 	if (n == 0)
-		return;
+		return EB_OK;
 	eb_sheet_say(s, NULL);
 	eb_sheet_say(s, "Gbps of each variant over its reference's, same size");
 	eb_sheet_pivot(
@@ -378,5 +405,5 @@ void eb_sweep_notes(const struct eb_ctx *c, const struct eb_sweep *w, struct eb_
 				row[n++] = &s->doc.res[i + v];
 		eb_sheet_pivot_row(s, row);
 	}
-	(void)c;
+	return EB_OK;
 }

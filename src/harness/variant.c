@@ -38,11 +38,11 @@ void eb_harness_tune(const struct eb_opts *o, const char *prov, size_t *chunk, i
 	*window = eb_fabric_window(prov, o->window);
 }
 
-int eb_harness_select(const struct eb_bench *b, const struct eb_opts *o,
-		      const struct eb_variant **vars)
+int eb_sweep_select(const struct eb_sweep_def *d, const struct eb_opts *o,
+		    const struct eb_variant **vars)
 {
-	const struct eb_variant *all = b->variants;
-	int v, n = 0, nall = b->variants_of != NULL ? b->variants_of(o, &all) : b->nvariants;
+	const struct eb_variant *all = d->variants;
+	int v, n = 0, nall = d->variants_of != NULL ? d->variants_of(o, &all) : d->nvariants;
 
 	for (v = 0; v < nall; v++)
 		if (o->layouts == 0 || (o->layouts & (1u << all[v].layout)))

@@ -123,11 +123,18 @@ void eb_fact_break(struct eb_sheet *s)
 	eb_head_break(&s->head);
 }
 
+static void title(const char *t);
+
 void eb_sheet_print_head(struct eb_sheet *s)
 {
 	s->started = 1;
 	eb_head_print(&s->head);
 	eb_head_free(&s->head);
+	if (s->pending) { /* a table declared before the header went out */
+		s->pending = 0;
+		title(s->title);
+		eb_table_head(&s->table);
+	}
 }
 
 /* ---- tables ---- */
@@ -173,27 +180,33 @@ void eb_sheet_title(struct eb_sheet *s, const char *t)
 	title(t);
 }
 
+/* A table's head now, or with the header where that is still to come. */
+static void table_head(struct eb_sheet *s, const char *t)
+{
+	s->title = t;
+	s->pending = !s->started;
+	if (s->started) {
+		title(t);
+		eb_table_head(&s->table);
+	}
+}
+
 void eb_sheet_table(struct eb_sheet *s, const char *t, const struct eb_colspec *cols, int n)
 {
 	int c;
 
-	if (!s->started)
-		eb_sheet_print_head(s);
 	memset(&s->table, 0, sizeof(s->table));
 	s->cols = cols;
 	s->ncols = n;
-	title(t);
 	for (c = 0; c < n; c++)
 		eb_table_col(&s->table, cols[c].head, cols[c].width, cols[c].left);
-	eb_table_head(&s->table);
+	table_head(s, t);
 }
 
 void eb_sheet_pivot(struct eb_sheet *s, const struct eb_pivot *p)
 {
 	int c, g;
 
-	if (!s->started)
-		eb_sheet_print_head(s);
 	memset(&s->table, 0, sizeof(s->table));
 	s->pivot = *p;
 	for (c = 0; c < p->nlead; c++)
@@ -205,7 +218,7 @@ void eb_sheet_pivot(struct eb_sheet *s, const struct eb_pivot *p)
 				     p->each[c].width, p->each[c].left);
 	for (c = 0; c < p->ntail; c++)
 		eb_table_col(&s->table, p->tail[c].head, p->tail[c].width, p->tail[c].left);
-	eb_table_head(&s->table);
+	table_head(s, NULL);
 }
 
 void eb_sheet_pivot_row(struct eb_sheet *s, const struct eb_rec *const *recs)
@@ -213,6 +226,8 @@ void eb_sheet_pivot_row(struct eb_sheet *s, const struct eb_rec *const *recs)
 	const struct eb_pivot *p = &s->pivot;
 	int c, g;
 
+	if (!s->started)
+		eb_sheet_print_head(s);
 	for (c = 0; c < p->nlead; c++)
 		cell(&s->table, &p->lead[c], recs[0]);
 	for (g = 0; g < p->ngroups; g++)
@@ -330,6 +345,8 @@ void eb_sheet_show(struct eb_sheet *s, const struct eb_rec *r)
 {
 	int c;
 
+	if (!s->started)
+		eb_sheet_print_head(s);
 	for (c = 0; c < s->ncols; c++)
 		cell(&s->table, &s->cols[c], r);
 	eb_table_row(&s->table);

@@ -39,9 +39,11 @@ struct eb_sheet {
 	int ncols;
 	struct eb_pivot pivot; /* the current pivot table */
 	const char *csv, *json;
-	int started;   /* the header and the current table's head are out */
-	int plan_only; /* a dry run: no footer, no files */
-	int no_footer; /* the verdict is the subcommand's own lines */
+	int started;	   /* the header and the current table's head are out */
+	int pending;	   /* a table declared before the header: its head goes out with it */
+	const char *title; /* the current table's */
+	int plan_only;	   /* a dry run: no footer, no files */
+	int no_footer;	   /* the verdict is the subcommand's own lines */
 };
 
 /* Name the subcommand in the files ("bench"), keep where they go (NULL: not asked) and start
@@ -74,10 +76,11 @@ void eb_fact_say(struct eb_sheet *s, const char *label, const char *fmt, ...)
 /* The facts that follow start a new header line. */
 void eb_fact_break(struct eb_sheet *s);
 
-/* Print the header lines gathered so far, then forget them. */
+/* Print the header lines gathered so far, then forget them; and the head of a table declared
+ * before them. */
 void eb_sheet_print_head(struct eb_sheet *s);
 
-/* ---- tables */
+/* ---- tables: declared before the header is out, a table's head follows the header */
 /* A flat table: a title line when title is not NULL, then its head; a row per record shown. */
 void eb_sheet_table(struct eb_sheet *s, const char *title, const struct eb_colspec *cols, int n);
 /* Start a pivot table; a row of it from the records of each group. */

@@ -57,7 +57,7 @@ cases=(
 	"doctor --np 0"
 	"doctor --expect-gpus -2"
 	"doctor --min-link 0"
-	"doctor --rounds 0"
+	"doctor --peers 0"
 	# memory kinds and GPU ids (no GPU here, or one that does not exist)
 	"write --mem gpu"
 	"write --staged"

@@ -120,7 +120,7 @@ for pair in keys.split(","):
 PY
 }
 own matrix size=size,iters=iters,warmup=warmup,lat-iters=lat_iters,flag=flag --np 2 --provider shm -q
-own doctor size=size,iters=iters,rounds=rounds_most,min-link=min_link --np 2 --provider shm -q
+own doctor size=size,iters=iters,peers=rounds_most,min-link=min_link --np 2 --provider shm -q
 own queue iters=per_producer,slots=slots,batch=batch,placement=placement --producers-on cpu -q
 
 # moe's own options: what --help says each preset, mode and option defaults to, against a

@@ -18,7 +18,7 @@
 #include "efabench/engine.h"
 #include "efabench/mem.h"
 #include "efabench/pattern.h"
-#include "efabench/proxy.h"
+#include "efabench/proxy_thread.h"
 #include "efabench/status.h"
 #include "core/clock.h"
 

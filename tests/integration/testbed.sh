@@ -178,7 +178,7 @@ print(" ".join(sorted("%d>%d@%d" % (r["src"], r["dst"], r["chan"]) for r in d["r
 	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.65 || fail "matrix exited $?"
 	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
 	[ "$got" = "$want" ] || fail "flagged '$got', want '$want'"
-	run 4 1 doctor -s 1M -n 4 --rounds 3 --min-link 0.65 && fail "doctor passed with a slow rail"
+	run 4 1 doctor -s 1M -n 4 --peers 3 --min-link 0.65 && fail "doctor passed with a slow rail"
 	grep -q "^FAIL  bandwidth rail1 .*slow with every peer" "$WORK/out" || fail "no FAIL for the slow rail"
 	[ "$(grep -c '^FAIL' "$WORK/out")" -eq 1 ] || fail "other checks failed too"
 	grep -q "^# FAIL rank 2 (${P}h2) bandwidth rail1" "$WORK/out" || fail "the failing host is not named"
@@ -189,7 +189,7 @@ print(" ".join(sorted("%d>%d@%d" % (r["src"], r["dst"], r["chan"]) for r in d["r
 	run 4 1 matrix -s 1M -n 4 --lat-iters 20 --flag 0.65 || fail "matrix exited $?"
 	got=$(flagged "$WORK/out.json") || fail "matrix JSON"
 	[ -z "$got" ] || fail "equal rails, yet flagged: $got"
-	run 4 1 doctor -s 1M -n 4 --rounds 3 --min-link 0.65 || fail "doctor failed with equal rails"
+	run 4 1 doctor -s 1M -n 4 --peers 3 --min-link 0.65 || fail "doctor failed with equal rails"
 	;;
 perhost)
 	[ "$via" = rdv ] || fail "perhost runs through the rendezvous"

@@ -4,7 +4,7 @@
  * iterations need no barrier, cumulative counts keep them apart. Split balances: the channels
  * draw a peer's chunks from one pool, so no rail idles while another still holds its static
  * quarter (the target counts them over all channels). */
-#include "harness/bench.h"
+#include "harness/sweep.h"
 #include "report/rec.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
@@ -122,7 +122,7 @@ static const struct eb_payload *a2a_landing(struct eb_ctx *c, size_t *off, size_
 
 /* nccl-tests' alltoall figures, for comparison: its size is the whole send buffer of a rank
  * (S per rank, self included), algbw = size / t, busbw = algbw * (N - 1) / N, in GB/s. */
-static void a2a_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
+static void nccl_figures(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
 	double n = c->nranks, size = (double)m->pt->size * n, t = m->all.mean;
 	double algbw = t > 0 ? size / t / 1e9 : 0.0;
@@ -135,10 +135,13 @@ static void a2a_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb
 	eb_rec_end(rec);
 }
 
-static const struct eb_bench a2a_bench = {
-    .priv_size = sizeof(struct a2a_state),
-    .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
-	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
+static void a2a_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		       struct eb_rec *r)
+{
+	eb_sweep_record_own(c, m, s, r, nccl_figures);
+}
+
+static const struct eb_sweep_def a2a_sweep = {
     .nvariants = 3,
     .variants = {{{"Single", "SinglePin", "SingleDMA", "SingleStaged"},
 		  EB_LAYOUT_SINGLE,
@@ -147,8 +150,18 @@ static const struct eb_bench a2a_bench = {
 		 {{"RoundRobin", "RoundRobinPin", "RoundRobinDMA", "RoundRobinStaged"},
 		  EB_LAYOUT_RR,
 		  EB_FLOW_ALL}},
+};
+
+static const struct eb_bench a2a_bench = {
+    .priv_size = sizeof(struct a2a_state),
+    .metric = "t = a rank's time per iteration (its writes done, every source's chunks here), "
+	      "averaged over ranks; Gbps = 8*S*(N-1)/t per rank",
+    EB_SWEEP_HOOKS,
+    .plan = eb_sweep_plan,
+    .sweep = &a2a_sweep,
+    .facts = eb_sweep_facts,
+    .record = a2a_record,
     EB_BENCH_HOOKS(a2a),
-    .extra = a2a_extra,
 };
 
 const struct eb_cmd eb_cmd_alltoall = {
@@ -163,4 +176,5 @@ const struct eb_cmd eb_cmd_alltoall = {
 	    "  algbw = size/t, busbw = algbw*(N-1)/N (GB/s)",
     .groups = EB_G_FABRIC_BENCH,
     .bench = &a2a_bench,
+    .report = EB_REPORT_DEFAULT,
 };

@@ -44,7 +44,7 @@ struct dopts {
 	long expect_nics, expect_gpus; /* < 0: not checked (nics: unless the instance implies) */
 	double min_link, min_nvlink, max_floor_us;
 	uint64_t size;
-	long iters, rounds;
+	long iters, peers; /* peers: tournament rounds at most */
 	int no_measure, brief, dry_run;
 };
 
@@ -57,9 +57,19 @@ void eb_doctor_host(const struct eb_opts *o, const struct dopts *d, int single_h
 		    struct eb_checks *s, struct eb_dnic *nics, int *nnics, char *prov,
 		    size_t prov_len);
 
-/* GPU checks of this host: count, NVLinks, nearest NICs, GPU memory registration, then
- * (measure) the copy engines between every GPU pair and each GPU's floor. */
+#define EB_DOC_MAX_GPUS 16
+
+/* This host's GPUs as one rank per host knows them. */
+struct eb_dgpus {
+	int n;
+	char pci[EB_DOC_MAX_GPUS][16];
+	int links[EB_DOC_MAX_GPUS];	/* active NVLinks; -1 when NVML does not say */
+	double gbytes[EB_DOC_MAX_GPUS]; /* per link and direction */
+};
+
+/* GPU checks of this host: count, NVLinks, nearest NICs, GPU memory registration (g: what
+ * they found, for the measurements of doctor_gpu_points.c). */
 void eb_doctor_gpus(const struct eb_opts *o, const struct dopts *d, const char *prov,
-		    int single_host, int measure, struct eb_checks *s);
+		    int single_host, struct eb_dgpus *g, struct eb_checks *s);
 
 #endif

@@ -12,50 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every rank's checks to rank 0 (collective). */
-static int gather_checks(struct dctx *x, const struct eb_checks *mine)
-{
-	int64_t most;
-	struct eb_check *all;
-	int32_t *counts;
-	int r, rc;
-
-	struct eb_check *padded;
-
-	rc = eb_boot_allreduce(x->boot, mine->n, EB_MAX, &most, eb_doctor_deadline(x));
-	if (rc != EB_OK)
-		return rc;
-	all = calloc((size_t)x->n * (size_t)(most + 1), sizeof(*all));
-	counts = calloc((size_t)x->n, sizeof(*counts));
-	padded = calloc((size_t)(most + 1), sizeof(*padded));
-
-	if (all == NULL || counts == NULL || padded == NULL) {
-		rc = EB_ENOMEM;
-		goto free_all;
-	}
-	memcpy(padded, mine->c, (size_t)mine->n * sizeof(*padded));
-	rc = eb_boot_allgather(x->boot, padded, all, (size_t)(most + 1) * sizeof(*all),
-			       eb_doctor_deadline(x));
-	if (rc == EB_OK)
-		rc = eb_boot_allgather(x->boot, &mine->n, counts, sizeof(*counts),
-				       eb_doctor_deadline(x));
-	for (r = 0; rc == EB_OK && x->me == 0 && r < x->n; r++) {
-		int k;
-
-		for (k = 0; k < counts[r]; k++) {
-			const struct eb_check *c = &all[(size_t)r * (size_t)(most + 1) + (size_t)k];
-
-			eb_check_add(&x->per[r], c->name, c->verdict, c->value, c->limit, "%s",
-				     c->why);
-		}
-	}
-free_all:
-	free(padded);
-	free(counts);
-	free(all);
-	return rc;
-}
-
 /* Checks on every rank, one rank per host for its GPUs, then the NICs every rank can use. */
 static int check(struct dctx *x)
 {
@@ -71,10 +27,12 @@ static int check(struct dctx *x)
 		     strcmp(x->mine.c[k].name, "memlock") == 0))
 			me.blocked = 1;
 	me.blocked |= x->prov[0] == '\0';
-	/* GPUs first, alone: nothing else of this host's runs while they are measured. */
 	if (!x->d->dry_run && x->boot->local_rank == 0)
-		eb_doctor_gpus(x->o, x->d, x->prov, x->single, !x->d->no_measure, &x->mine);
+		eb_doctor_gpus(x->o, x->d, x->prov, x->single, &x->gpus, &x->mine);
+	me.ngpus = x->gpus.n;
 	rc = eb_boot_allgather(x->boot, &me, x->all, sizeof(me), eb_doctor_deadline(x));
+	for (k = 0; rc == EB_OK && !x->d->no_measure && k < x->n; k++)
+		x->maxg = x->all[k].ngpus > x->maxg ? x->all[k].ngpus : x->maxg;
 	if (rc == EB_OK)
 		eb_doctor_agree(x);
 	return rc;
@@ -91,7 +49,8 @@ static int doctor_setup(struct eb_ctx *c)
 		return x->single;
 	x->all = calloc((size_t)x->n, sizeof(*x->all));
 	x->per = calloc((size_t)x->n, sizeof(*x->per));
-	if (x->all == NULL || x->per == NULL)
+	x->copies = calloc((size_t)x->n, sizeof(*x->copies));
+	if (x->all == NULL || x->per == NULL || x->copies == NULL)
 		return EB_ENOMEM;
 	rc = check(x);
 	if (rc != EB_OK || x->d->dry_run)
@@ -102,7 +61,7 @@ static int doctor_setup(struct eb_ctx *c)
 		snprintf(x->skip, sizeof(x->skip), "not measured: one rank has no peer");
 	else if (x->nch > 0 && (rc = eb_doctor_open(x)) == EB_OK)
 		c->e = &x->e;
-	return rc == EB_OK ? gather_checks(x, &x->mine) : rc;
+	return rc;
 }
 
 static void doctor_teardown(struct eb_ctx *c)
@@ -115,33 +74,97 @@ static void doctor_teardown(struct eb_ctx *c)
 	for (k = 0; x->per != NULL && k < x->n; k++)
 		eb_checks_free(&x->per[k]);
 	free(x->per);
+	free(x->copies);
 	free(x->all);
 	free(x->names);
 	eb_checks_free(&x->mine);
 }
 
-/* The NICs in tournament rounds: the pair cells' points, on the agreed NICs. */
+/* Every rank's checks (a header point that measures nothing: each rank reports them), the
+ * GPUs' measurements (header points), then the NICs in tournament rounds: the pair cells'
+ * points, on the agreed NICs. */
 static int doctor_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {
 	struct dctx *x = c->priv;
+	int first = 1 + (x->maxg > 0);
 
-	(void)max;
+	if (x->d->dry_run)
+		return 0;
+	if (row == 0) {
+		pts[0] = (struct eb_pt){.var = DOC_CHECKS,
+					.turns = 1,
+					.flags = EB_PT_HEAD | EB_PT_GATHER,
+					.name = "checks"};
+		return 1;
+	}
+	if (row < first)
+		return eb_doctor_gpu_points(x, pts, max);
 	if (x->pairs == NULL)
 		return 0;
-	x->t0 = eb_now_ns();
-	return eb_pairs_plan(x->pairs, row, pts, 1, x->d->iters, 20);
+	if (row == first)
+		x->t0 = eb_now_ns();
+	return eb_pairs_plan(x->pairs, row - first, pts, 1, x->d->iters, 20);
 }
 
+static void doctor_turn(struct eb_ctx *c)
+{
+	if (c->pt->var == DOC_PAIRS) {
+		eb_pairs_turn(c);
+	} else if (c->pt->var == DOC_CHECKS) {
+		c->role = EB_ROLE_ALL;
+		c->peer = -1;
+	} else {
+		eb_doctor_gpu_turn(c);
+	}
+}
+
+static int doctor_prepare(struct eb_ctx *c)
+{
+	return c->pt->var == DOC_PAIRS ? eb_pairs_prepare(c) : EB_OK;
+}
+
+static int doctor_verify(struct eb_ctx *c, uint64_t *wrong)
+{
+	return c->pt->var == DOC_PAIRS ? eb_pairs_verify(c, wrong) : EB_OK;
+}
+
+/* The checks point: this rank's checks to rank 0. */
+static void doctor_report(struct eb_ctx *c, struct eb_turn_rep *rep)
+{
+	const struct dctx *x = c->priv;
+
+	if (c->pt->var == DOC_CHECKS)
+		(void)eb_report_bytes(c, x->mine.c, (size_t)x->mine.n * sizeof(*x->mine.c));
+	else if (c->pt->var != DOC_PAIRS)
+		eb_doctor_gpu_report(c, rep);
+}
+
+/* Rank 0: every rank's checks, the GPUs' measurements as checks, the NIC cells. */
 static void doctor_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 			  struct eb_rec *r)
 {
 	struct dctx *x = c->priv;
+	int rank, k;
 
-	eb_pairs_collect(x->pairs, m);
-	x->grid = x->pairs->grid;
-	x->elapsed_s = (double)(eb_now_ns() - x->t0) * 1e-9;
 	(void)s;
 	(void)r;
+	if (m->pt->var == DOC_PAIRS) {
+		eb_pairs_collect(x->pairs, m);
+		x->grid = x->pairs->grid;
+		x->elapsed_s = (double)(eb_now_ns() - x->t0) * 1e-9;
+		return;
+	}
+	if (m->pt->var != DOC_CHECKS) {
+		eb_doctor_gpu_record(x, m);
+		return;
+	}
+	for (rank = 0; rank < m->nranks; rank++) {
+		const struct eb_check *all = (const struct eb_check *)(const void *)m->blob[rank];
+
+		for (k = 0; k < (int)(m->blob_len[rank] / sizeof(*all)); k++)
+			eb_check_add(&x->per[rank], all[k].name, all[k].verdict, all[k].value,
+				     all[k].limit, "%s", all[k].why);
+	}
 }
 
 static void doctor_facts(const struct eb_ctx *c, struct eb_sheet *s)
@@ -191,7 +214,7 @@ static void doctor_defaults(void *own)
 	d->max_floor_us = 10;
 	d->size = 16ull << 20;
 	d->iters = 3;
-	d->rounds = 2;
+	d->peers = 2;
 }
 
 #define D(field) EB_AT(struct dopts, field)
@@ -210,8 +233,8 @@ static const struct eb_opt doctor_opts[] = {
     {"size", 's', "S", eb_opt_size, D(size), 8, (double)(1ull << 34),
      "bytes per write of the NIC measurements (default 16M)"},
     {"iters", 'n', "N", eb_opt_lng, D(iters), 1, 1e6, "timed writes per cell (default 3)"},
-    {"rounds", 0, "R", eb_opt_lng, D(rounds), 1, 1e6,
-     "tournament rounds at most: peers each NIC meets (default\n"
+    {"peers", 0, "P", eb_opt_lng, D(peers), 1, 1e6,
+     "peers each NIC meets at most: tournament rounds (default\n"
      "2; fewer where the ranks make fewer; JSON: rounds_most,\n"
      "and rounds run)"},
     {"no-measure", 0, NULL, eb_opt_flag, D(no_measure), 0, 0,
@@ -227,10 +250,12 @@ static const struct eb_bench doctor_bench = {
     .plan = doctor_plan,
     .setup = doctor_setup,
     .teardown = doctor_teardown,
-    .turn = eb_pairs_turn,
-    .prepare = eb_pairs_prepare,
+    .turn = doctor_turn,
+    .prepare = doctor_prepare,
     .iter = eb_pairs_iter,
-    .verify = eb_pairs_verify,
+    .run = eb_doctor_gpu_run,
+    .verify = doctor_verify,
+    .report = doctor_report,
     .facts = doctor_facts,
     .record = doctor_record,
     .close = doctor_close,
@@ -242,7 +267,7 @@ const struct eb_cmd eb_cmd_doctor = {
     .help = "  every rank checks its host (libfabric, provider, NICs and links, ulimit -l,\n"
 	    "  huge pages) and one rank per host its GPUs (count, NVLinks, nearest NICs, GPU\n"
 	    "  memory registration, copy engines between GPU pairs, the GPU<->CPU floor); then\n"
-	    "  every NIC writes to --rounds peers in tournament rounds. A NIC slow with every\n"
+	    "  every NIC writes to --peers peers in tournament rounds. A NIC slow with every\n"
 	    "  peer FAILs; one slow with some peers WARNs (the peer or the path). One line per\n"
 	    "  check: PASS, WARN, FAIL or SKIP and why. Exit status 0 when nothing fails, 1\n"
 	    "  when a check fails. Bandwidth = 8 * size / mean seconds per acknowledged write",

@@ -1,31 +1,17 @@
 /* doctor's checks of this host's GPUs: how many, their NVLinks, the NICs nearest each, whether
- * the provider registers GPU memory, then the copy engines between every pair and each GPU's
- * floor. Run by one rank per host. */
+ * the provider registers GPU memory. Run by one rank per host; what it measures of them is in
+ * doctor_gpu_points.c. */
 #include "checks.h"
 #include "efabench/fabric.h"
 #include "efabench/facts.h"
 #include "efabench/mem.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
-#include "gpu/ce.h"
-#include "gpu/floor.h"
 #include "gpu/nvlink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_GPUS    16
-#define CE_BYTES    (256u << 20)
-#define CE_ITERS    5
-#define FLOOR_ITERS 2000
-
-struct gpus {
-	int n;
-	char pci[MAX_GPUS][16];
-	int links[MAX_GPUS];	 /* active NVLinks; -1 when NVML does not say */
-	double gbytes[MAX_GPUS]; /* per link and direction */
-};
 
 static int count(const struct dopts *d, struct eb_checks *s)
 {
@@ -50,11 +36,11 @@ static int count(const struct dopts *d, struct eb_checks *s)
 		eb_check_add(s, "gpus", EB_PASS, n,
 			     d->expect_gpus >= 0 ? (double)d->expect_gpus : 0, "CUDA sees %d GPU%s",
 			     n, n == 1 ? "" : "s");
-	return n < MAX_GPUS ? n : MAX_GPUS;
+	return n < EB_DOC_MAX_GPUS ? n : EB_DOC_MAX_GPUS;
 }
 
 /* Every GPU should have as many active links as the best of them. */
-static void nvlinks(struct gpus *g, struct eb_checks *s)
+static void nvlinks(struct eb_dgpus *g, struct eb_checks *s)
 {
 	int i, most = 0, known = 0;
 	char what[32];
@@ -93,7 +79,7 @@ static void nvlinks(struct gpus *g, struct eb_checks *s)
 
 /* Each GPU has NICs on its PCIe switch or root complex (what a rank on it uses). */
 static void nearest_nics(const struct eb_opts *o, const char *prov, int single_host,
-			 const struct gpus *g, struct eb_checks *s)
+			 const struct eb_dgpus *g, struct eb_checks *s)
 {
 	static const char *const dist[] = {"same PCIe switch", "same root complex",
 					   "same NUMA node", "another NUMA node", "unknown"};
@@ -145,117 +131,20 @@ static void registration(const struct eb_opts *o, const char *prov, int single_h
 			     gdr > 0 ? "yes" : "no");
 }
 
-/* Copy-engine bandwidth from each GPU to every other, against the slower end's NVLink
- * peak; one line per source GPU naming its slowest peer. */
-static void copy_engines(const struct dopts *d, const struct gpus *g, struct eb_checks *s)
-{
-	int a, b;
-
-	for (a = 0; a < g->n; a++) {
-		double worst = -1, worst_gb = 0, worst_peak = 0, gb;
-		int worst_b = -1, failed = 0;
-		char what[32];
-
-		snprintf(what, sizeof(what), "GPU %d copy", a);
-		for (b = 0; b < g->n; b++) {
-			double peak, ratio;
-
-			if (a == b)
-				continue;
-			if (eb_ce_can_peer(a, b) != 1) {
-				eb_check_add(s, what, EB_WARN, 0, 0,
-					     "GPU %d cannot map GPU %d (no peer access)", a, b);
-				failed = 1;
-				continue;
-			}
-			if (eb_ce_gbytes(a, b, CE_BYTES, CE_ITERS, &gb) != EB_OK) {
-				eb_check_add(s, what, EB_FAIL, 0, 0,
-					     "copy GPU %d -> GPU %d failed (see above)", a, b);
-				failed = 1;
-				continue;
-			}
-			peak = g->links[a] > 0 && g->links[b] > 0
-				   ? (g->links[a] * g->gbytes[a] < g->links[b] * g->gbytes[b]
-					  ? g->links[a] * g->gbytes[a]
-					  : g->links[b] * g->gbytes[b])
-				   : 0;
-			ratio = peak > 0 ? gb / peak : gb;
-			if (worst < 0 || ratio < worst) {
-				worst = ratio;
-				worst_b = b;
-				worst_gb = gb;
-				worst_peak = peak;
-			}
-		}
-		if (failed || worst_b < 0)
-			continue;
-		if (worst_peak <= 0)
-			eb_check_add(s, what, EB_PASS, worst_gb, 0,
-				     "slowest: to GPU %d, %.0f GB/s (no NVLink peak to compare)",
-				     worst_b, worst_gb);
-		else
-			eb_check_add(s, what, worst < d->min_nvlink ? EB_FAIL : EB_PASS, worst_gb,
-				     d->min_nvlink * worst_peak,
-				     "slowest: to GPU %d, %.0f GB/s = %.2f x the %.0f GB/s NVLink "
-				     "peak (at least %.2f wanted)",
-				     worst_b, worst_gb, worst, worst_peak, d->min_nvlink);
-	}
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The GPU<->CPU floor of each GPU (median round trip) against --max-floor-us. */
-static void floors(const struct eb_opts *o, const struct dopts *d, int n, struct eb_checks *s)
-{
-	double *rtt = malloc(FLOOR_ITERS * sizeof(*rtt));
-	char what[32];
-	int i;
-
-	for (i = 0; rtt != NULL && i < n; i++) {
-		double us;
-
-		snprintf(what, sizeof(what), "GPU %d floor", i);
-		if (eb_mem_use_gpu(i) != EB_OK ||
-		    eb_floor_measure(1, FLOOR_ITERS, o->fab.timeout_s, rtt) != EB_OK) {
-			eb_check_add(s, what, EB_FAIL, 0, d->max_floor_us,
-				     "the GPU<->CPU round trip failed (see above)");
-			continue;
-		}
-		qsort(rtt, FLOOR_ITERS, sizeof(*rtt), cmp_dbl);
-		us = rtt[FLOOR_ITERS / 2] * 1e-3;
-		eb_check_add(s, what, us > d->max_floor_us ? EB_FAIL : EB_PASS, us, d->max_floor_us,
-			     "GPU<->CPU round trip through mapped memory: median %.2f us (at most "
-			     "%.1f wanted)",
-			     us, d->max_floor_us);
-	}
-	free(rtt);
-}
-
 void eb_doctor_gpus(const struct eb_opts *o, const struct dopts *d, const char *prov,
-		    int single_host, int measure, struct eb_checks *s)
+		    int single_host, struct eb_dgpus *g, struct eb_checks *s)
 {
-	struct gpus g = {0};
 	int i;
 
-	g.n = count(d, s);
-	if (g.n == 0)
+	g->n = count(d, s);
+	for (i = 0; i < g->n; i++)
+		if (eb_mem_gpu_pci(i, g->pci[i], sizeof(g->pci[i])) != EB_OK)
+			snprintf(g->pci[i], sizeof(g->pci[i]), "?");
+	if (g->n == 0)
 		return;
-	for (i = 0; i < g.n; i++)
-		if (eb_mem_gpu_pci(i, g.pci[i], sizeof(g.pci[i])) != EB_OK)
-			snprintf(g.pci[i], sizeof(g.pci[i]), "?");
-	nvlinks(&g, s);
+	nvlinks(g, s);
 	if (prov[0] != '\0') {
-		nearest_nics(o, prov, single_host, &g, s);
+		nearest_nics(o, prov, single_host, g, s);
 		registration(o, prov, single_host, s);
 	}
-	if (!measure)
-		return;
-	if (g.n > 1)
-		copy_engines(d, &g, s);
-	floors(o, d, g.n, s);
 }

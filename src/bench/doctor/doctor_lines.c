@@ -37,7 +37,7 @@ void eb_doctor_plan(const struct dctx *x, struct eb_sheet *s)
 		    "%.2f, each GPU's floor against %.1f us; NIC write bandwidth in %ld "
 		    "tournament round%s x every NIC x 2 directions (%llu-byte writes, %ld timed) "
 		    "against link x %.2f",
-		    d->min_nvlink, d->max_floor_us, d->rounds, d->rounds == 1 ? "" : "s",
+		    d->min_nvlink, d->max_floor_us, d->peers, d->peers == 1 ? "" : "s",
 		    (unsigned long long)d->size, d->iters, d->min_link);
 	eb_fact_say(s, "NICs on rank 0", "%s", nics);
 }
@@ -62,7 +62,7 @@ static void facts(const struct dctx *x, struct eb_sheet *s)
 	eb_fact_int(s, "ranks", NULL, x->n);
 	eb_fact_str(s, "provider", NULL, x->prov);
 	eb_fact_int(s, "rounds", NULL, x->grid != NULL ? x->rounds : 0);
-	eb_fact_int(s, "rounds_most", NULL, x->d->rounds); /* --rounds: the tournament's cap */
+	eb_fact_int(s, "rounds_most", NULL, x->d->peers); /* --peers: the tournament's cap */
 	eb_fact_num(s, "min_link", NULL, x->d->min_link, NULL);
 	eb_fact_int(s, "size", NULL, (long long)x->d->size);
 	eb_fact_int(s, "iters", NULL, x->d->iters);

@@ -88,8 +88,8 @@ int eb_doctor_open(struct dctx *x)
 		return rc;
 	eb_harness_tune(x->o, x->e.prov, &chunk, &window);
 	x->rounds = eb_pairs_rounds(x->n);
-	if (x->rounds > x->d->rounds)
-		x->rounds = (int)x->d->rounds;
+	if (x->rounds > x->d->peers)
+		x->rounds = (int)x->d->peers;
 	return eb_pairs_open(&x->pairs, &x->e, (size_t)x->d->size, EB_MEM_HOST, chunk, window, NULL,
 			     0, x->rounds);
 }
@@ -158,9 +158,68 @@ static struct nic_tally tally_nic(const struct dctx *x, int ch, int r, double ty
 
 /* Blame: a NIC slow with every peer fails; one slow with some peers warns, unless each of
  * those peers fails itself (it met a bad NIC, it is not one). */
+/* The peer of a cell of r's below --min-link that is not itself slow with every peer (-1:
+ * none): r is not innocent of it. */
+static int blamed_peer(const struct dctx *x, int ch, int r, double typical, const char *bad)
+{
+	int p, d, blame = -1;
+
+	for (p = 0; p < x->n; p++)
+		for (d = 0; d < 2 && p != r; d++) {
+			const struct eb_cell *c = d ? cell(x, ch, p, r) : cell(x, ch, r, p);
+
+			if (c->measured &&
+			    c->gbps < x->d->min_link * reference(x, ch, r, p, typical) && !bad[p])
+				blame = p;
+		}
+	return blame;
+}
+
+/* Rank r's NIC on channel ch: its line. */
+static void judge_nic(struct dctx *x, int ch, int r, double typical, const char *bad)
+{
+	const char *nic = x->names[r * x->nch + ch].name;
+	struct nic_tally t = tally_nic(x, ch, r, typical);
+	int blame = blamed_peer(x, ch, r, typical, bad);
+	const char *rate = x->names[r * x->nch + ch].gbps > 0 ? "link" : "typical";
+	struct eb_checks *s = &x->per[r];
+	char what[40];
+
+	snprintf(what, sizeof(what), "bandwidth %.26s", nic);
+	if (t.cells == 0)
+		eb_check_add(s, what, EB_SKIP, 0, 0, "not paired in the %d round%s run (--peers)",
+			     x->rounds, x->rounds == 1 ? "" : "s");
+	else if (t.wrong > 0)
+		eb_check_add(s, what, EB_FAIL, 0, 0, "%llu wrong words in %d cells with peers",
+			     (unsigned long long)t.wrong, t.cells);
+	else if (bad[r])
+		eb_check_add(s, what, EB_FAIL, t.worst, x->d->min_link * t.worst_ref,
+			     "slow with every peer (%d cells): as low as %.2f Gbps with rank %d, "
+			     "%.2f x the %.2f Gbps %s",
+			     t.cells, t.worst, t.worst_peer, t.worst / t.worst_ref, t.worst_ref,
+			     rate);
+	else if (blame >= 0)
+		eb_check_add(
+		    s, what, EB_WARN, t.worst, x->d->min_link * t.worst_ref,
+		    "slow with rank %d (%s) only: %.2f Gbps; that peer or the path between", blame,
+		    x->all[blame].host, t.worst);
+	else if (t.worst_ref <= 0)
+		eb_check_add(s, what, EB_PASS, t.worst, 0,
+			     "%d cells, slowest %.2f Gbps, not judged: no link rate (--link-gbps) "
+			     "and fewer than 3 ranks to compare; 8-byte write+ack %.1f us",
+			     t.cells, t.worst, t.lat);
+	else
+		eb_check_add(
+		    s, what, EB_PASS, t.worst, x->d->min_link * t.worst_ref,
+		    "%d cells, slowest %.2f Gbps = %.2f x %.2f Gbps %s%s; 8-byte write+ack "
+		    "%.1f us",
+		    t.cells, t.worst, t.worst / t.worst_ref, t.worst_ref, rate,
+		    t.slow ? " (its slow cells' peers fail)" : "", t.lat);
+}
+
 void eb_doctor_judge(struct dctx *x)
 {
-	int ch, r, p, d;
+	int ch, r;
 
 	for (r = 0; r < x->n && (x->e.local == EB_LOCAL_SHM || x->e.local == EB_LOCAL_PROVIDER) &&
 		    strncmp(x->prov, "shm", 3) != 0;
@@ -169,7 +228,6 @@ void eb_doctor_judge(struct dctx *x)
 			     "%s found no way to keep peers on one host off shared memory: their "
 			     "cells say nothing of the NICs",
 			     x->prov);
-
 	for (ch = 0; ch < x->nch; ch++) {
 		double typical = eb_pairs_typical(x->grid, x->n, ch);
 		char *bad = calloc((size_t)x->n, 1);
@@ -179,68 +237,8 @@ void eb_doctor_judge(struct dctx *x)
 
 			bad[r] = t.cells > 0 && t.slow == t.cells;
 		}
-		for (r = 0; bad != NULL && r < x->n; r++) {
-			const char *nic = x->names[r * x->nch + ch].name;
-			struct nic_tally t = tally_nic(x, ch, r, typical);
-			int innocent = 1, blame = -1;
-			char what[40];
-
-			snprintf(what, sizeof(what), "bandwidth %.26s", nic);
-			for (p = 0; p < x->n; p++)
-				for (d = 0; d < 2 && p != r; d++) {
-					const struct eb_cell *c =
-					    d ? cell(x, ch, p, r) : cell(x, ch, r, p);
-
-					if (c->measured &&
-					    c->gbps <
-						x->d->min_link * reference(x, ch, r, p, typical) &&
-					    !bad[p]) {
-						innocent = 0;
-						blame = p;
-					}
-				}
-			if (t.cells == 0)
-				eb_check_add(&x->per[r], what, EB_SKIP, 0, 0,
-					     "not paired in the %d round%s run (--rounds)",
-					     x->rounds, x->rounds == 1 ? "" : "s");
-			else if (t.wrong > 0)
-				eb_check_add(&x->per[r], what, EB_FAIL, 0, 0,
-					     "%llu wrong words in %d cells with peers",
-					     (unsigned long long)t.wrong, t.cells);
-			else if (bad[r])
-				eb_check_add(
-				    &x->per[r], what, EB_FAIL, t.worst,
-				    x->d->min_link * t.worst_ref,
-				    "slow with every peer (%d cells): as low as %.2f Gbps with "
-				    "rank %d, %.2f x the %.2f Gbps %s",
-				    t.cells, t.worst, t.worst_peer, t.worst / t.worst_ref,
-				    t.worst_ref,
-				    x->names[r * x->nch + ch].gbps > 0 ? "link" : "typical");
-			else if (!innocent)
-				eb_check_add(
-				    &x->per[r], what, EB_WARN, t.worst,
-				    x->d->min_link * t.worst_ref,
-				    "slow with rank %d (%s) only: %.2f Gbps; that peer or the "
-				    "path between",
-				    blame, x->all[blame].host, t.worst);
-			else if (t.worst_ref <= 0)
-				eb_check_add(
-				    &x->per[r], what, EB_PASS, t.worst, 0,
-				    "%d cells, slowest %.2f Gbps, not judged: no link rate "
-				    "(--link-gbps) and fewer than 3 ranks to compare; "
-				    "8-byte write+ack %.1f us",
-				    t.cells, t.worst, t.lat);
-			else
-				eb_check_add(
-				    &x->per[r], what, EB_PASS, t.worst,
-				    x->d->min_link * t.worst_ref,
-				    "%d cells, slowest %.2f Gbps = %.2f x %.2f Gbps%s%s; 8-byte "
-				    "write+ack %.1f us",
-				    t.cells, t.worst, t.worst_ref > 0 ? t.worst / t.worst_ref : 0,
-				    t.worst_ref,
-				    x->names[r * x->nch + ch].gbps > 0 ? " link" : " typical",
-				    t.slow ? " (its slow cells' peers fail)" : "", t.lat);
-		}
+		for (r = 0; bad != NULL && r < x->n; r++)
+			judge_nic(x, ch, r, typical, bad);
 		free(bad);
 	}
 }

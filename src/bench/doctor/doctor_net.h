@@ -6,6 +6,7 @@
 #include "checks.h"
 #include "efabench/boot.h"
 #include "bench/pairs/pairs.h"
+#include "harness/bench.h"
 
 #include <stdint.h>
 
@@ -13,8 +14,19 @@
 struct summary {
 	char host[64];
 	int32_t nnics, blocked; /* blocked: a FAIL that makes measuring pointless or harmful */
+	int32_t ngpus;		/* its host's GPUs, on the rank that checks them (else 0) */
 	struct eb_dnic nic[EB_DOC_MAX_NICS];
 };
+
+/* Rank 0: a source GPU's slowest copy so far, on one rank's host. */
+struct eb_dcopy {
+	double worst, gb, peak; /* GB/s over the NVLink peak, GB/s, the peak (0: unknown) */
+	int worst_b;		/* the peer GPU, -1: none yet */
+	int failed;		/* a copy from it failed or could not map its peer */
+};
+
+/* A point's var: the NIC cells (pairs.h), every rank's checks, GPU copies and floors. */
+enum { DOC_PAIRS, DOC_CHECKS, DOC_COPY, DOC_FLOOR };
 
 /* A measured channel as each rank names it, for rank 0's lines. */
 struct chan_name {
@@ -28,7 +40,11 @@ struct dctx {
 	const struct dopts *d;
 	struct eb_boot *boot;
 	int n, me, single;
-	struct eb_checks mine; /* this rank's host and GPU checks */
+	struct eb_checks mine;	 /* this rank's host and GPU checks */
+	struct eb_dgpus gpus;	 /* its host's GPUs, on the rank that checks them */
+	int maxg;		 /* GPUs measured: the most any host has (0: none measured) */
+	int gpu_status;		 /* the current GPU point's outcome on this rank */
+	struct eb_dcopy *copies; /* rank 0: [rank] the current source GPU's slowest copy */
 	struct summary *all;
 	char prov[32];
 	char nics[512];		 /* the --nics list to measure ("" without --nics) */
@@ -56,6 +72,14 @@ void eb_doctor_close(struct dctx *x, int failed);
 void eb_doctor_judge(struct dctx *x);
 /* Rank 0: hosts with fewer usable NICs than the most any host has. */
 void eb_doctor_compare_nics(struct dctx *x);
+/* GPU measurements (doctor_gpu_points.c): the header points up to x->maxg GPUs (copies between
+ * every ordered pair, then floors), the role of a rank in them (the checking rank of each host
+ * with those GPUs), the run and report hooks, and rank 0's checks of each point. */
+int eb_doctor_gpu_points(const struct dctx *x, struct eb_pt *pts, int max);
+void eb_doctor_gpu_turn(struct eb_ctx *c);
+int eb_doctor_gpu_run(struct eb_ctx *c, long n, double *samples, long *got);
+void eb_doctor_gpu_report(struct eb_ctx *c, struct eb_turn_rep *rep);
+void eb_doctor_gpu_record(struct dctx *x, const struct eb_meas *m);
 /* Rank 0: the plan (--dry-run), and every check's line, the tally and the records; the
  * report returns EB_EVERIFY when a check failed. */
 void eb_doctor_plan(const struct dctx *x, struct eb_sheet *s);

@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/ipc_kernels.h"
+#include "ipc_kernels.h"
 #include "mem/mem_kernels.h"
 #include "gpu/nvlink.h"
 #endif
@@ -37,8 +37,9 @@ static int ipc_refuse(struct eb_ctx *c)
 	return ipc_probe(c->o) == -2 ? EB_EINVAL : EB_ENOTSUP;
 }
 
-/* Nothing to measure without CUDA: the probe refuses before any rank starts. */
-static const struct eb_bench ipc_bench = {.drive = ipc_refuse};
+/* Nothing to measure without CUDA: the probe refuses before any rank starts, and a rank that
+ * an outside launcher started refuses in its setup. */
+static const struct eb_bench ipc_bench = {.setup = ipc_refuse};
 #else
 
 struct ginfo {
@@ -337,4 +338,5 @@ const struct eb_cmd eb_cmd_ipc = {
     .bench = &ipc_bench,
     .probe = ipc_probe,
     .one_host = 1,
+    .report = EB_REPORT_TWO_GPUS,
 };

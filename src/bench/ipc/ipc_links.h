@@ -7,7 +7,7 @@
 #include "efabench/boot.h"
 
 #ifdef EB_HAVE_CUDA
-#include "gpu/ipc_kernels.h"
+#include "ipc_kernels.h"
 #include "harness/bench.h"
 
 #define MAX_BATCH 100

@@ -86,7 +86,7 @@ int ipc_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 					.step = 2 * IPC_FLOOR,
 					.turns = 1,
 					.iters = MAX_BATCH,
-					.flags = EB_PT_SELF_TIMED,
+					.flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
 					.name = "launch floor"};
 		return 1;
 	}

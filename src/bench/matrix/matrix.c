@@ -13,7 +13,7 @@
 
 /* Every rank (--per gpu, or all on one host), or the first rank of each host. Every rank
  * decides alike from the gathered host names. */
-static int choose_members(const struct eb_ctx *c, struct mstate *m)
+static int choose_members(const struct eb_ctx *c, struct matrix_state *m)
 {
 	int r, q, hosts = 0;
 
@@ -43,12 +43,12 @@ static int choose_members(const struct eb_ctx *c, struct mstate *m)
 
 static int matrix_setup(struct eb_ctx *c)
 {
-	const struct mopts *mo = c->own;
-	struct mstate *m = c->priv;
+	const struct matrix_opts *mo = c->own;
+	struct matrix_state *m = c->priv;
 	struct host me;
 	int rc;
 
-	*m = (struct mstate){.mo = mo, .n = c->nranks, .nch = c->e->nchan};
+	*m = (struct matrix_state){.mo = mo, .n = c->nranks, .nch = c->e->nchan};
 	if (c->nranks < 2) {
 		eb_err("matrix pairs ranks: it needs 2 or more (got %d)", c->nranks);
 		return EB_EINVAL;
@@ -72,7 +72,7 @@ static int matrix_setup(struct eb_ctx *c)
 
 static void matrix_teardown(struct eb_ctx *c)
 {
-	struct mstate *m = c->priv;
+	struct matrix_state *m = c->priv;
 
 	eb_pairs_close(m->pairs);
 	free(m->mem);
@@ -81,7 +81,7 @@ static void matrix_teardown(struct eb_ctx *c)
 
 static int matrix_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {
-	struct mstate *m = c->priv;
+	struct matrix_state *m = c->priv;
 
 	(void)max;
 	if (m->pairs == NULL)
@@ -94,7 +94,7 @@ static int matrix_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 static void matrix_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 			  struct eb_rec *r)
 {
-	struct mstate *st = c->priv;
+	struct matrix_state *st = c->priv;
 
 	eb_pairs_collect(st->pairs, m);
 	st->elapsed_s = (double)(eb_now_ns() - st->t0) * 1e-9;
@@ -105,8 +105,8 @@ static void matrix_record(const struct eb_ctx *c, const struct eb_meas *m, struc
 /* The plan: who measures, the schedule, each round's pairs on a dry run. */
 static void matrix_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
-	const struct mstate *m = c->priv;
-	const struct mopts *mo = m->mo;
+	const struct matrix_state *m = c->priv;
+	const struct matrix_opts *mo = m->mo;
 	const char *nics[64], *hosts[256];
 	int r, k, nch = m->nch < 64 ? m->nch : 64;
 
@@ -158,7 +158,7 @@ static void matrix_facts(const struct eb_ctx *c, struct eb_sheet *s)
 
 static int matrix_finish(struct eb_opts *o, void *own)
 {
-	if (((const struct mopts *)own)->per == PER_GPU)
+	if (((const struct matrix_opts *)own)->per == PER_GPU)
 		o->want_gpu = "--per gpu";
 	if (o->staged || o->mem == EB_MEM_PINNED) {
 		eb_err("matrix moves host or device memory (--mem host|device)");
@@ -169,7 +169,7 @@ static int matrix_finish(struct eb_opts *o, void *own)
 
 static void matrix_defaults(void *own)
 {
-	struct mopts *mo = own;
+	struct matrix_opts *mo = own;
 
 	mo->size = 64ull << 20;
 	mo->iters = 5;
@@ -178,11 +178,11 @@ static void matrix_defaults(void *own)
 	mo->flag = 0.9;
 }
 
-#define M(field) EB_AT(struct mopts, field)
+#define M(field) EB_AT(struct matrix_opts, field)
 
 static const char *const pers[] = {"auto", "host", "gpu", NULL};
 
-static const struct eb_opt matrix_opts[] = {
+static const struct eb_opt matrix_options[] = {
     {"size", 's', "S", eb_opt_size, M(size), 8, (double)(1ull << 40),
      "bytes per write of the bandwidth cells (default 64M)"},
     {"iters", 'n', "N", eb_opt_lng, M(iters), 1, 1e6, "timed writes per cell (default 5)"},
@@ -201,7 +201,7 @@ static const struct eb_opt matrix_opts[] = {
 };
 
 static const struct eb_bench matrix_bench = {
-    .priv_size = sizeof(struct mstate),
+    .priv_size = sizeof(struct matrix_state),
     .uses = EB_USES_FABRIC,
     .plan = matrix_plan,
     .setup = matrix_setup,
@@ -229,6 +229,7 @@ const struct eb_cmd eb_cmd_matrix = {
 	"  Gbps; every cell in CSV and JSON. Gbps = 8 * size / mean seconds per\n"
 	"  acknowledged write",
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
-    EB_CMD_OPTS(matrix_opts, struct mopts, matrix_defaults, matrix_finish),
+    EB_CMD_OPTS(matrix_options, struct matrix_opts, matrix_defaults, matrix_finish),
     .bench = &matrix_bench,
+    .report = EB_REPORT_NAMED,
 };

@@ -6,7 +6,7 @@
 
 #include "bench/pairs/pairs.h"
 
-struct mopts {
+struct matrix_opts {
 	uint64_t size;
 	long iters, warm, lat_iters;
 	double flag, expect;
@@ -22,9 +22,9 @@ struct host {
 	char name[64];
 };
 
-struct mstate {
+struct matrix_state {
 	struct eb_pairs *pairs; /* first: the pair cells' hooks find it here */
-	const struct mopts *mo;
+	const struct matrix_opts *mo;
 	int n, nch, rounds;
 	int *mem, nm; /* the ranks that measure (all, or the first of each host) */
 	struct host *hosts;

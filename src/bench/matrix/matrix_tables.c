@@ -22,13 +22,13 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static const struct eb_cell *cell_of(const struct mstate *m, int ch, int a, int b)
+static const struct eb_cell *cell_of(const struct matrix_state *m, int ch, int a, int b)
 {
 	return &m->pairs->grid[((size_t)ch * (size_t)m->n + (size_t)a) * (size_t)m->n + (size_t)b];
 }
 
 /* Min and median of the cells where rank is source or target (rank < 0: all) on chan. */
-static void spread(const struct mstate *m, int chan, int rank, double *min, double *med)
+static void spread(const struct matrix_state *m, int chan, int rank, double *min, double *med)
 {
 	double *v = malloc(sizeof(*v) * (size_t)m->n * (size_t)m->n);
 	int ia, ib, k = 0;
@@ -48,13 +48,13 @@ static void spread(const struct mstate *m, int chan, int rank, double *min, doub
 	free(v);
 }
 
-static int flagged(const struct mopts *mo, const struct eb_cell *c, double typical)
+static int flagged(const struct matrix_opts *mo, const struct eb_cell *c, double typical)
 {
 	return c->gbps < mo->flag * typical || (mo->expect > 0 && c->gbps < mo->expect);
 }
 
 /* A record per measured cell, in (channel, source, target) order. */
-static void records(const struct eb_ctx *c, const struct mstate *m, const double *typical,
+static void records(const struct eb_ctx *c, const struct matrix_state *m, const double *typical,
 		    struct eb_sheet *s)
 {
 	int ch, ia, ib;
@@ -85,7 +85,7 @@ static void records(const struct eb_ctx *c, const struct mstate *m, const double
 			}
 }
 
-static void grids(const struct eb_ctx *c, const struct mstate *m, struct eb_sheet *s)
+static void grids(const struct eb_ctx *c, const struct matrix_state *m, struct eb_sheet *s)
 {
 	long long *who = malloc(sizeof(*who) * (size_t)m->nm);
 	char title[160];
@@ -118,7 +118,7 @@ static void grids(const struct eb_ctx *c, const struct mstate *m, struct eb_shee
 }
 
 /* Per host: the min and median write Gbps of the cells it is in, per channel. */
-static void per_host(const struct mstate *m, struct eb_sheet *s)
+static void per_host(const struct matrix_state *m, struct eb_sheet *s)
 {
 	struct eb_colspec cols[2 + 2 * 32];
 	char heads[2 * 32][24];
@@ -156,7 +156,7 @@ static void per_host(const struct mstate *m, struct eb_sheet *s)
 	}
 }
 
-static void flag_lines(const struct eb_ctx *c, const struct mstate *m, const double *typical,
+static void flag_lines(const struct eb_ctx *c, const struct matrix_state *m, const double *typical,
 		       struct eb_sheet *s)
 {
 	int ch, ia, ib, n = 0;
@@ -189,7 +189,7 @@ static void flag_lines(const struct eb_ctx *c, const struct mstate *m, const dou
 
 int eb_matrix_close(const struct eb_ctx *c, struct eb_sheet *s)
 {
-	const struct mstate *m = c->priv;
+	const struct matrix_state *m = c->priv;
 	double *typical;
 	int ch;
 

@@ -13,13 +13,18 @@
 /* The baseline first: the proxied rows are compared with it. */
 static const int order[INIT_N] = {INIT_A2AV, INIT_MPI, INIT_CPU, INIT_GPU};
 
+static const char *const spans[] = {"cross"};
+
+/* The copy engines first where they are measured (header points), then the table's row. */
 static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {
 	static char names[INIT_N * PH_N][24];
 	const struct mstate *st = c->priv;
-	int i, ph, n = 0;
+	int i, ph, n = 0, first = eb_moe_ce_points(c, st, pts) > 0;
 
-	if (row > 0)
+	if (row < first)
+		return 2;
+	if (row > first)
 		return 0;
 	for (i = 0; i < INIT_N; i++) {
 		if (!(st->inits & (1u << order[i])))
@@ -44,7 +49,11 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 static int moe_enter(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
-	int rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
+	int rc;
+
+	if (c->pt->var == MOE_CE)
+		return eb_moe_ce_enter(c, st);
+	rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
 
 	st->init = c->pt->var;
 	rc = rc != EB_OK ? rc : eb_moe_begin(c);
@@ -54,33 +63,44 @@ static int moe_enter(struct eb_ctx *c)
 
 static int moe_leave(struct eb_ctx *c, int failed)
 {
-	int rc = failed ? EB_OK : eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
-	int rc2 = eb_moe_end(c, failed || rc != EB_OK);
+	int rc, rc2;
 
+	if (c->pt->var == MOE_CE) {
+		eb_moe_ce_leave(c->priv);
+		return EB_OK;
+	}
+	rc = failed ? EB_OK : eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
+	rc2 = eb_moe_end(c, failed || rc != EB_OK);
 	return rc != EB_OK ? rc : rc2;
 }
 
 static int moe_prepare(struct eb_ctx *c)
 {
 	((struct mstate *)c->priv)->phase = c->pt->step;
-	return eb_moe_prepare(c);
+	return c->pt->var == MOE_CE ? EB_OK : eb_moe_prepare(c);
 }
 
 static int moe_iter(struct eb_ctx *c, long i)
 {
 	(void)i;
-	return eb_moe_iter(c);
+	return c->pt->var == MOE_CE ? eb_moe_ce_iter(c, c->priv) : eb_moe_iter(c);
 }
 
-/* Writes as posted, counted by the proxy threads over every iteration of the point; the
- * median time of the leg between hosts. */
+static int moe_verify(struct eb_ctx *c, uint64_t *wrong)
+{
+	return c->pt->var == MOE_CE ? EB_OK : eb_moe_verify(c, wrong);
+}
+
+/* Writes as posted, counted by the proxy threads over every iteration of the point. */
 static void moe_report(struct eb_ctx *c, struct eb_turn_rep *rep)
 {
 	struct mstate *st = c->priv;
-	uint64_t now = eb_moe_puts(st);
+	uint64_t now;
 
+	if (c->pt->var == MOE_CE)
+		return;
+	now = eb_moe_puts(st);
 	rep->own[0] = (double)(now - st->puts_mark) / (double)(c->pt->warmup + c->pt->iters);
-	rep->own[1] = eb_moe_cross_p50(c, st);
 	st->puts_mark = now;
 }
 
@@ -88,8 +108,19 @@ static const struct eb_payload *moe_landing(struct eb_ctx *c, size_t *off, size_
 {
 	struct mstate *st = c->priv;
 
-	eb_moe_landing(c, off, len);
+	*len = 0;
+	if (c->pt->var != MOE_CE)
+		eb_moe_landing(c, off, len);
 	return &st->dst;
+}
+
+static void moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		       struct eb_rec *r)
+{
+	if (m->pt->var == MOE_CE)
+		eb_moe_ce_record(c, m, s);
+	else
+		eb_moe_record(c, m, s, r);
 }
 
 static int moe_setup(struct eb_ctx *c)
@@ -105,6 +136,8 @@ static void moe_teardown(struct eb_ctx *c)
 const struct eb_bench eb_moe_bench = {
     .priv_size = sizeof(struct mstate),
     .uses = EB_USES_FABRIC,
+    .spans = spans,
+    .nspans = 1,
     .plan = moe_plan,
     .setup = moe_setup,
     .teardown = moe_teardown,
@@ -112,11 +145,11 @@ const struct eb_bench eb_moe_bench = {
     .leave = moe_leave,
     .prepare = moe_prepare,
     .iter = moe_iter,
-    .verify = eb_moe_verify,
+    .verify = moe_verify,
     .report = moe_report,
     .landing = moe_landing,
     .facts = eb_moe_facts,
-    .record = eb_moe_record,
+    .record = moe_record,
     .cols = eb_moe_cols,
     .ncols = EB_MOE_NCOLS,
 };

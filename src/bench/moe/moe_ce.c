@@ -1,21 +1,33 @@
 /* The copy engines' rate for the bytes each rank stores into same-host peers' GPU memory:
  * what the GPU's DMA engines reach for those bytes, beside what the producers' stores reach.
- * Every rank copies its phase's same-host bytes to each peer at once (a stream per peer),
- * starting at a barrier; the slowest rank's p50 over the repetitions is the copy's time. */
+ * A header point per phase: in every iteration (each starting at a barrier) every rank copies
+ * its phase's same-host bytes to each peer at once, a stream per peer; the slowest rank's p50
+ * is the copy's time. */
 #include "moe_state.h"
-#include "efabench/stats.h"
 #include "efabench/status.h"
-#include "core/clock.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-enum { CE_WARM = 3, CE_REPS = 20 };
-
-/* Whether some host has two ranks storing into each other's GPU memory (alike on all ranks). */
-static int wanted(const struct eb_ctx *c, const struct mstate *st)
+int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st)
 {
 	return c->mem == EB_MEM_DEVICE && st->plan.intra && st->hosts.most > 1;
+}
+
+int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts)
+{
+	static const char *const names[] = {"copy engines dispatch", "copy engines combine"};
+	int ph;
+
+	for (ph = 0; ph < 2 && eb_moe_ce_wanted(c, st); ph++)
+		pts[ph] = (struct eb_pt){.var = MOE_CE,
+					 .step = ph,
+					 .turns = 1,
+					 .warmup = c->o->warmup,
+					 .iters = c->o->iters,
+					 .flags = EB_PT_HEAD | EB_PT_ALIGN_EACH,
+					 .name = names[ph]};
+	return eb_moe_ce_wanted(c, st) ? 2 : 0;
 }
 
 /* This rank's same-host bytes to each mapped peer in a phase (peers in rank order). */
@@ -36,60 +48,66 @@ static int lengths(const struct eb_ctx *c, const struct mstate *st, int ph, char
 	return n;
 }
 
-/* One phase: the slowest rank's p50 in seconds. */
-static int time_phase(struct eb_ctx *c, struct mstate *st, struct eb_mem_ce *ce, char **to,
-		      const uint64_t *len, double *slowest)
+int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st)
 {
-	double t[CE_REPS], *all = calloc((size_t)c->nranks, sizeof(*all));
-	struct eb_stats s;
-	int i, r, rc = all != NULL ? EB_OK : EB_ENOMEM;
+	struct mce *x = &st->ce;
+	int n;
 
-	for (i = 0; i < CE_WARM + CE_REPS && rc == EB_OK; i++) {
-		uint64_t t0;
-
-		rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
-		t0 = eb_now_ns();
-		if (rc == EB_OK && ce != NULL)
-			rc = eb_mem_ce_copy(ce, to, eb_payload_at(&st->dst, 0), len);
-		if (i >= CE_WARM)
-			t[i - CE_WARM] = (double)(eb_now_ns() - t0) * 1e-9;
-	}
-	if (rc == EB_OK) {
-		eb_stats_compute(t, CE_REPS, &s);
-		rc = eb_boot_allgather(c->boot, &s.p50, all, sizeof(s.p50),
-				       eb_engine_deadline(c->e));
-	}
-	for (r = 0, *slowest = 0; rc == EB_OK && r < c->nranks; r++)
-		*slowest = all[r] > *slowest ? all[r] : *slowest;
-	free(all);
-	return rc;
+	x->to = calloc((size_t)c->nranks, sizeof(*x->to));
+	x->len = calloc((size_t)c->nranks, sizeof(*x->len));
+	if (x->to == NULL || x->len == NULL)
+		return EB_ENOMEM;
+	n = lengths(c, st, 0, x->to, x->len);
+	return n > 0 ? eb_mem_ce_open(&x->ce, n) : EB_OK;
 }
 
-int eb_moe_ce(struct eb_ctx *c, struct mstate *st)
+void eb_moe_ce_leave(struct mstate *st)
 {
-	char **to = calloc((size_t)c->nranks, sizeof(*to));
-	uint64_t *len = calloc((size_t)c->nranks, sizeof(*len)), by[3];
-	struct eb_mem_ce *ce = NULL;
-	int ph, r, n = 0, rc = to != NULL && len != NULL ? EB_OK : EB_ENOMEM;
-	int64_t items[3];
+	eb_mem_ce_close(st->ce.ce);
+	free(st->ce.to);
+	free(st->ce.len);
+	st->ce = (struct mce){0};
+}
 
-	if (rc != EB_OK || !wanted(c, st))
-		goto free_arrays;
-	n = lengths(c, st, 0, to, len);
-	if (n > 0)
-		rc = eb_mem_ce_open(&ce, n);
-	for (ph = 0; ph < 2 && rc == EB_OK; ph++) {
-		lengths(c, st, ph, to, len);
-		rc = time_phase(c, st, ce, to, len, &st->ce_s[ph]);
-		for (r = 0, st->ce_bytes[ph] = 0; r < c->nranks; r++) {
-			eb_moe_moved(&st->plan, &st->rt, ph, r, by, items);
-			st->ce_bytes[ph] += (double)by[EB_PATH_INTRA] / c->nranks;
-		}
+int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st)
+{
+	struct mce *x = &st->ce;
+
+	if (x->ce == NULL) /* no same-host peer here */
+		return EB_OK;
+	lengths(c, st, c->pt->step, x->to, x->len);
+	return eb_mem_ce_copy(x->ce, x->to, eb_payload_at(&st->dst, 0), x->len);
+}
+
+/* Rank 0: the phase's time (the slowest rank's p50) and rate, for the header, the JSON head
+ * and the records that compare with it. */
+void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s)
+{
+	struct mstate *st = c->priv;
+	int ph = m->pt->step, r;
+	uint64_t by[3];
+	int64_t items[3];
+	char key[32];
+	double gbps;
+
+	st->ce_s[ph] = m->slow >= 0 ? m->rep[m->slow].st.p50 : 0;
+	for (r = 0, st->ce_bytes[ph] = 0; r < c->nranks; r++) {
+		eb_moe_moved(&st->plan, &st->rt, ph, r, by, items);
+		st->ce_bytes[ph] += (double)by[EB_PATH_INTRA] / c->nranks;
 	}
-	st->have_ce = rc == EB_OK;
-	eb_mem_ce_close(ce);
-free_arrays:
-	free(to);
-	free(len);
-	return rc;
+	gbps = st->ce_s[ph] > 0 ? st->ce_bytes[ph] / st->ce_s[ph] / 1e9 : 0;
+	st->have_ce = ph == 1;
+	if (ph == 0) {
+		eb_fact_break(s);
+		eb_fact_say(s, "copy engines",
+			    "the same same-host bytes by cudaMemcpyAsync, every rank to its peers "
+			    "at once (slowest rank's p50 of %ld):",
+			    m->pt->iters);
+	}
+	snprintf(key, sizeof(key), "ce_%s_us", eb_moe_phase_name[ph]);
+	eb_fact_num(s, key, NULL, st->ce_s[ph] * 1e6, NULL);
+	snprintf(key, sizeof(key), "ce_%s_GBps", eb_moe_phase_name[ph]);
+	eb_fact_num(s, key, NULL, gbps, NULL);
+	eb_head_fact(&s->head, eb_moe_phase_name[ph], "%.1f us (%.1f GB/s)", st->ce_s[ph] * 1e6,
+		     gbps);
 }

@@ -1,15 +1,9 @@
 /* efabench moe's leg between hosts. In normal mode over several hosts a phase has two legs:
  * dispatch sends a token across the fabric once per host (leg 0), then forwards it inside the
  * host (leg 1); combine gathers rows inside the host (leg 0), then sends them across (leg 1).
- * The step's time holds both; the leg that crosses, timed on its own, says whether the rails
- * are what limits it. */
+ * The step's time holds both; the leg that crosses, timed on its own (a span), says whether
+ * the rails are what limits it. */
 #include "moe_state.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "efabench/stats.h"
-#include "efabench/status.h"
-
-#include <stdlib.h>
 
 /* Bytes rank r sends to other hosts in a leg of a phase. */
 static uint64_t crossing(const struct mstate *st, int ph, int leg, int r)
@@ -53,44 +47,4 @@ int eb_moe_cross_timed(const struct mstate *st, int ph)
 {
 	return ph == PH_PAIR ? st->cross_leg[0] >= 0 && st->cross_leg[1] >= 0
 			     : st->cross_leg[ph] >= 0;
-}
-
-int eb_moe_cross_note(const struct eb_ctx *c, struct mstate *st, double secs)
-{
-	struct mcross *x = &st->cross[st->init][st->phase];
-
-	if (x->n == x->cap) {
-		long cap = x->cap > 0 ? 2 * x->cap : c->pt->warmup + c->pt->iters + 1;
-		double *s = realloc(x->s, (size_t)cap * sizeof(*s));
-
-		if (s == NULL) {
-			eb_err("out of memory for moe's times between hosts");
-			return EB_ENOMEM;
-		}
-		x->s = s;
-		x->cap = cap;
-	}
-	x->s[x->n++] = secs;
-	return EB_OK;
-}
-
-double eb_moe_cross_p50(const struct eb_ctx *c, struct mstate *st)
-{
-	struct mcross *x = &st->cross[st->init][st->phase];
-	struct eb_stats s;
-
-	if (!eb_moe_cross_timed(st, st->phase) || x->n <= c->pt->warmup)
-		return 0;
-	/* Warm-up first; sorting the timed ones in place is fine: the point ends here. */
-	eb_stats_compute(x->s + c->pt->warmup, (size_t)(x->n - c->pt->warmup), &s);
-	return s.p50;
-}
-
-void eb_moe_cross_free(struct mstate *st)
-{
-	int i, ph;
-
-	for (i = 0; i < INIT_N; i++)
-		for (ph = 0; ph < PH_N; ph++)
-			free(st->cross[i][ph].s);
 }

@@ -51,30 +51,6 @@ static void shape_facts(const struct eb_ctx *c, const struct mstate *st, struct 
 		    (long long)st->plan.out_bytes);
 }
 
-/* The copy engines' time and rate for each phase's same-host bytes (GPU memory). */
-static void ce_facts(const struct mstate *st, struct eb_sheet *s)
-{
-	int ph;
-
-	if (!st->have_ce)
-		return;
-	eb_fact_break(s);
-	eb_fact_say(s, "copy engines",
-		    "the same same-host bytes by cudaMemcpyAsync, every rank to its peers at "
-		    "once (slowest rank's p50 of 20):");
-	for (ph = 0; ph < 2; ph++) {
-		char key[32];
-		double gbps = st->ce_s[ph] > 0 ? st->ce_bytes[ph] / st->ce_s[ph] / 1e9 : 0;
-
-		snprintf(key, sizeof(key), "ce_%s_us", eb_moe_phase_name[ph]);
-		eb_fact_num(s, key, NULL, st->ce_s[ph] * 1e6, NULL);
-		snprintf(key, sizeof(key), "ce_%s_GBps", eb_moe_phase_name[ph]);
-		eb_fact_num(s, key, NULL, gbps, NULL);
-		eb_head_fact(&s->head, eb_moe_phase_name[ph], "%.1f us (%.1f GB/s)",
-			     st->ce_s[ph] * 1e6, gbps);
-	}
-}
-
 /* The hosts, how same-host peers are reached, and each rank's host (JSON). */
 static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
@@ -93,7 +69,6 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 		     : c->mem == EB_MEM_DEVICE ? "stores over NVLink (CUDA IPC)"
 					       : "stores into shared memory");
 	eb_fact_int(s, "legs", "legs per phase", st->plan.nlegs);
-	ce_facts(st, s);
 	for (r = 0; r < c->nranks; r++) {
 		struct eb_rec *it = eb_rec_item(&s->doc.head, "rank_hosts");
 
@@ -349,9 +324,10 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 		    "up with, once each (DeepEP's); cross = bytes to other hosts / the slowest "
 		    "rank's p50 of the leg that carries them, alone (normal mode over hosts); "
 		    "x a2av = p50 / the all-to-all-v's%s",
-		    st->have_ce ? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the copy "
-				  "engines' time / p50"
-				: "");
+		    eb_moe_ce_wanted(c, st)
+			? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the copy "
+			  "engines' time / p50"
+			: "");
 	traffic(c, st, s);
 	moved(c, st, s);
 	selected(c, st, s);

@@ -68,53 +68,10 @@ static double of_phase(const double v[2], int ph)
 	return ph == PH_PAIR ? v[0] + v[1] : v[ph];
 }
 
-/* The slowest rank's time in each timed iteration (every iteration starts at a barrier, so
- * the i-th sample of every rank is the same iteration), summarised; NULL samples: zeros. */
-static struct eb_stats slowest_each(const struct eb_meas *m)
+/* A report's statistics, or zeros where none. */
+static struct eb_stats of_rep(const struct eb_meas *m, int i)
 {
-	struct eb_stats st = {0};
-	size_t n = m->ngroups > 0 ? m->groups[0].st.n : 0, i;
-	double *worst = n > 0 && m->samples != NULL ? calloc(n, sizeof(*worst)) : NULL;
-	int g;
-
-	if (worst == NULL)
-		return st;
-	for (g = 0; g < m->ngroups; g++) {
-		if (m->groups[g].st.n < n)
-			n = m->groups[g].st.n;
-		for (i = 0; i < n; i++) {
-			double v = m->samples[(size_t)g * (size_t)m->per + i];
-
-			worst[i] = v > worst[i] ? v : worst[i];
-		}
-	}
-	eb_stats_compute(worst, n, &st);
-	free(worst);
-	return st;
-}
-
-/* The slowest rank by p50 (its p50 and p99) and the fastest. */
-struct extremes {
-	double p50, p99, fast;
-	int slow, fastr;
-};
-
-static struct extremes extremes_of(const struct eb_meas *m)
-{
-	struct extremes x = {0, 0, 1e300, 0, 0};
-	int k;
-
-	for (k = 0; k < m->ngroups; k++) {
-		const struct eb_group *g = &m->groups[k];
-
-		if (g->st.p50 > x.p50)
-			x = (struct extremes){g->st.p50, g->st.p99, x.fast, g->rank, x.fastr};
-		if (g->st.p50 < x.fast) {
-			x.fast = g->st.p50;
-			x.fastr = g->rank;
-		}
-	}
-	return x;
+	return i >= 0 ? m->rep[i].st : (struct eb_stats){0};
 }
 
 /* Bytes over the slowest rank's p50, in GB/s. */
@@ -128,18 +85,15 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 {
 	struct mstate *st = c->priv;
 	struct totals tt;
-	struct eb_stats each = slowest_each(m);
-	struct extremes x = extremes_of(m);
-	double writes = 0, *base = st->base, t = x.p50, cross = 0, cross_t = 0;
+	struct eb_stats slow = of_rep(m, m->slow), fast = of_rep(m, m->fast);
+	const struct eb_over *leg = &m->span[MOE_SPAN_CROSS];
+	double writes = 0, *base = st->base, t = slow.p50, cross = 0;
+	double cross_t = leg->slow >= 0 ? m->rep[leg->slow].span[MOE_SPAN_CROSS].p50 : 0;
 	int k, ph = m->pt->step, init = m->pt->var, crossed = eb_moe_cross_timed(st, ph);
 
 	totals_of(st, c->nranks, &tt);
-	for (k = 0; k < m->ngroups; k++) {
-		const double *own = m->rep[m->groups[k].rank].own;
-
-		writes += own[0] / c->nranks;
-		cross_t = own[1] > cross_t ? own[1] : cross_t;
-	}
+	for (k = 0; k < m->ngroups; k++)
+		writes += m->rep[m->groups[k].rank].own[0] / c->nranks;
 	for (k = 0; k < c->nranks && crossed; k++)
 		cross += eb_moe_cross_bytes(st, ph, k) / c->nranks;
 	if (init == INIT_A2AV)
@@ -147,12 +101,12 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	eb_rec_str(r, "initiator", eb_moe_init_name[init]);
 	eb_rec_str(r, "phase", eb_moe_phase_name[ph]);
 	eb_rec_num(r, "p50_us", t * 1e6);
-	eb_rec_num(r, "p99_us", x.p99 * 1e6);
-	eb_rec_num(r, "each_max_p50_us", each.p50 * 1e6);
-	eb_rec_num(r, "each_max_p99_us", each.p99 * 1e6);
-	eb_rec_num(r, "fastest_p50_us", x.fast * 1e6);
-	eb_rec_int(r, "fastest_rank", x.fastr);
-	eb_rec_int(r, "slowest_rank", x.slow);
+	eb_rec_num(r, "p99_us", slow.p99 * 1e6);
+	eb_rec_num(r, "each_max_p50_us", m->each.p50 * 1e6);
+	eb_rec_num(r, "each_max_p99_us", m->each.p99 * 1e6);
+	eb_rec_num(r, "fastest_p50_us", fast.p50 * 1e6);
+	eb_rec_int(r, "fastest_rank", m->fast >= 0 ? m->fast % c->nranks : 0);
+	eb_rec_int(r, "slowest_rank", m->slow >= 0 ? m->slow % c->nranks : 0);
 	rate(r, "sel_GBps", of_phase(tt.sel, ph), t);
 	rate(r, "fabric_GBps", of_phase(tt.fabric[!INIT_PROXIED(init)], ph), t);
 	rate(r, "rdma_GBps", of_phase(tt.rdma, ph), t);
@@ -187,7 +141,8 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		eb_rec_int(it, "rank", m->groups[k].rank);
 		eb_rec_num(it, "p50_us", m->groups[k].st.p50 * 1e6);
 		eb_rec_num(it, "p99_us", m->groups[k].st.p99 * 1e6);
-		eb_rec_num_or_null(it, "cross_p50_us", m->rep[m->groups[k].rank].own[1] * 1e6,
+		eb_rec_num_or_null(it, "cross_p50_us",
+				   m->rep[m->groups[k].rank].span[MOE_SPAN_CROSS].p50 * 1e6,
 				   crossed);
 	}
 }

@@ -34,33 +34,11 @@ static void moe_defaults(void *arg)
 	mo->mode = -1; /* the preset's */
 }
 
-static int moe_finish(struct eb_opts *o, void *arg)
+/* The preset's shape where the command line gives none, and what no shape allows. */
+static int shape_of(struct mopts *mo)
 {
-	struct mopts *mo = arg;
 	char why[256];
-	int cpu;
 
-	if (o->serial) {
-		eb_err("moe stages a phase's bytes whole, before and after it: --stage-serial does "
-		       "not apply");
-		return EB_EINVAL;
-	}
-	if (mo->rx_threads && mo->no_rx_threads) {
-		eb_err("--rx-threads and --no-rx-threads: pick one");
-		return EB_EINVAL;
-	}
-	if (mo->mode < 0)
-		mo->mode = mo->preset == MOE_PREFILL ? EB_MOE_NORMAL : EB_MOE_LL;
-	if (mo->piece && (mo->preset != MOE_PREFILL || mo->mode == EB_MOE_LL)) {
-		eb_err("--piece cuts prefill's packed writes: decode and --mode ll write each "
-		       "token on its own");
-		return EB_EINVAL;
-	}
-	if (mo->intra == MOE_INTRA_IPC && o->staged) {
-		eb_err("--intra ipc stores into peers' GPU memory: --staged moves bounce buffers "
-		       "through the fabric instead (--intra fabric)");
-		return EB_EINVAL;
-	}
 	mo->tokens = mo->tokens ? mo->tokens : presets[mo->preset].tokens;
 	mo->hidden = mo->hidden ? mo->hidden : presets[mo->preset].hidden;
 	mo->topk = mo->topk ? mo->topk : presets[mo->preset].topk;
@@ -85,6 +63,12 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		eb_err("--route %s: %s", mo->route, why);
 		return EB_EINVAL;
 	}
+	return EB_OK;
+}
+
+/* Initiators this build, launcher and memory can run (all where none are named). */
+static int initiators_of(struct eb_opts *o, struct mopts *mo)
+{
 	if ((mo->initiators & (1u << INIT_GPU)) && !eb_mem_have_cuda()) {
 		eb_err("--initiators gpu needs a build with CUDA (this one has none); cpu runs the "
 		       "same puts from CPU threads");
@@ -112,6 +96,37 @@ static int moe_finish(struct eb_opts *o, void *arg)
 		mo->initiators = INIT_ALL;
 	else
 		mo->inits_given = 1;
+	return EB_OK;
+}
+
+static int moe_finish(struct eb_opts *o, void *arg)
+{
+	struct mopts *mo = arg;
+	int cpu;
+
+	if (o->serial) {
+		eb_err("moe stages a phase's bytes whole, before and after it: --stage-serial does "
+		       "not apply");
+		return EB_EINVAL;
+	}
+	if (mo->rx_threads && mo->no_rx_threads) {
+		eb_err("--rx-threads and --no-rx-threads: pick one");
+		return EB_EINVAL;
+	}
+	if (mo->mode < 0)
+		mo->mode = mo->preset == MOE_PREFILL ? EB_MOE_NORMAL : EB_MOE_LL;
+	if (mo->piece && (mo->preset != MOE_PREFILL || mo->mode == EB_MOE_LL)) {
+		eb_err("--piece cuts prefill's packed writes: decode and --mode ll write each "
+		       "token on its own");
+		return EB_EINVAL;
+	}
+	if (mo->intra == MOE_INTRA_IPC && o->staged) {
+		eb_err("--intra ipc stores into peers' GPU memory: --staged moves bounce buffers "
+		       "through the fabric instead (--intra fabric)");
+		return EB_EINVAL;
+	}
+	if (shape_of(mo) != EB_OK || initiators_of(o, mo) != EB_OK)
+		return EB_EINVAL;
 	/* The rank, its proxy threads, their receiving partners (counted unless refused: the
 	 * cores are known only once the ranks run) and its CPU producers all spin. */
 	cpu = mo->producers > 0 ? mo->producers : (mo->proxy_threads > 0 ? mo->proxy_threads : 1);

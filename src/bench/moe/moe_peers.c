@@ -6,7 +6,7 @@
 #include "efabench/status.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/moe_kernels.h"
+#include "moe_kernels.h"
 #endif
 
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/moe_kernels.h"
+#include "moe_kernels.h"
 #endif
 
 #include <sched.h>
@@ -413,6 +413,7 @@ int eb_moe_iter(struct eb_ctx *c)
 		rc = step(c, st, 0, &cross);
 	if (rc == EB_OK && st->phase != PH_DISPATCH)
 		rc = step(c, st, 1, &cross);
-	return rc == EB_OK && eb_moe_cross_timed(st, st->phase) ? eb_moe_cross_note(c, st, cross)
-								: rc;
+	if (rc == EB_OK && eb_moe_cross_timed(st, st->phase))
+		eb_span(c, MOE_SPAN_CROSS, cross);
+	return rc;
 }

@@ -2,7 +2,7 @@
 #include "moe_pool.h"
 #include "efabench/status.h"
 #include "core/log.h"
-#include "gpu/moe_work.h"
+#include "moe_work.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -4,7 +4,7 @@
 #include "efabench/xfer.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/moe_kernels.h"
+#include "moe_kernels.h"
 #endif
 
 #include <rdma/fabric.h>
@@ -79,9 +79,9 @@ static int open_side(struct eb_ctx *c, struct mstate *st, struct mside *sd, int 
 									    : EB_LAYOUT_SINGLE,
 					  .chunk = c->chunk,
 					  .window = c->window,
-					  .active = 64,
-					  .log2n = 12,
-					  .batch = 64,
+					  .active = EB_PROXY_ACTIVE,
+					  .log2n = EB_PROXY_LOG2N,
+					  .batch = EB_PROXY_BATCH,
 					  .nsignals = 4 * (uint32_t)c->nranks,
 					  .gpu = gpu,
 					  .timeout_s = c->o->fab.timeout_s,
@@ -340,7 +340,6 @@ static int regions(struct eb_ctx *c, struct mstate *st)
 	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->src, EB_USE_SOURCE, 0);
 	rc = rc != EB_OK ? rc : eb_payload_reg(c, &st->dst, EB_USE_TARGET, 1);
 	rc = rc != EB_OK ? rc : eb_moe_peers_open(c, st, by_stores(st, c));
-	rc = rc != EB_OK ? rc : eb_moe_ce(c, st);
 	if (rc == EB_OK && (st->inits & (1u << INIT_MPI)))
 		rc = eb_moe_mpi_plan(c, st);
 	for (i = INIT_GPU; i <= INIT_CPU && rc == EB_OK; i++)
@@ -429,7 +428,6 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 #endif
 	eb_moe_peers_close(st);
 	eb_a2av_fini(&st->a2a);
-	eb_moe_cross_free(st);
 	free(st->mpi_v);
 	eb_payload_free(&st->src);
 	eb_payload_free(&st->dst);

@@ -11,14 +11,16 @@
 #include "moe_pool.h"
 #include "moe_route.h"
 #include "efabench/a2av.h"
-#include "efabench/proxy.h"
-#include "gpu/moe_work.h"
+#include "efabench/proxy_thread.h"
+#include "moe_work.h"
 #include "report/sheet.h"
 
 enum { MOE_DECODE, MOE_PREFILL };
 enum { MOE_BF16, MOE_FP8 };
 enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_MPI, INIT_N }; /* who moves the bytes */
-enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N };	  /* what a timed iteration is */
+#define MOE_CE INIT_N	 /* the copy engines' header points: their var */
+enum { MOE_SPAN_CROSS }; /* the leg between hosts, timed alone (moe_cross.c) */
+enum { PH_DISPATCH, PH_COMBINE, PH_PAIR, PH_N }; /* what a timed iteration is */
 #define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV) | (1u << INIT_MPI))
 /* Initiators whose puts go through proxy threads (the others are baselines). */
 #define INIT_PROXIED(i) ((i) == INIT_GPU || (i) == INIT_CPU)
@@ -101,14 +103,14 @@ struct mstate {
 	int have_ce;	    /* the copy engines were timed (GPU memory, same-host peers) */
 	double ce_s[2];	    /* their time for the same-host bytes: the slowest rank's p50 */
 	double ce_bytes[2]; /* the same-host bytes per rank (mean) */
+	struct mce {	    /* while their points run: the streams, each peer and its bytes */
+		struct eb_mem_ce *ce;
+		char **to;
+		uint64_t *len;
+	} ce;
 	/* Over several hosts in two legs, the leg of each phase in which bytes cross between
-	 * hosts (-1: one leg, or none crosses), and per point ([initiator][phase]) its seconds in
-	 * every iteration, warm-up first. */
+	 * hosts (-1: one leg, or none crosses). */
 	int cross_leg[2];
-	struct mcross {
-		double *s;
-		long n, cap;
-	} cross[INIT_N][PH_N];
 };
 
 #define EB_MOE_NCOLS 13
@@ -126,9 +128,16 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *sh);
  * rank 0), then the routing, regions, engines and proxy threads. */
 int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo);
 void eb_moe_teardown(struct eb_ctx *c, int failed);
-/* moe_ce.c: with GPU memory and same-host peers, times the copy engines for each phase's
- * same-host bytes (collective; nothing and EB_OK otherwise). */
-int eb_moe_ce(struct eb_ctx *c, struct mstate *st);
+/* moe_ce.c: whether some host has ranks storing into each other's GPU memory (alike on every
+ * rank); then a header point per phase that times the
+ * copy engines for its same-host bytes (pts gets 2; else 0); their streams opened and closed
+ * around them (enter, leave), an iteration, and rank 0's record of the time. */
+int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st);
+int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts);
+int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st);
+void eb_moe_ce_leave(struct mstate *st);
+int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st);
+void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s);
 /* moe_mpi.c: MPI_Alltoallv's counts and displacements for each leg, the same bytes as the
  * a2av's between the same offsets (collective, with the mpi initiator); one leg's call. */
 int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st);
@@ -160,15 +169,11 @@ int eb_moe_iter(struct eb_ctx *c);
 /* Puts this initiator's proxy threads have started so far (0 for the a2av). */
 uint64_t eb_moe_puts(const struct mstate *st);
 /* moe_cross.c: the leg of each phase whose bytes cross between hosts (st->cross_leg, from
- * the plan); whether a phase has one (pair: both do); the bytes rank r sends across in it;
- * an iteration's seconds in it noted for the current point (EB_ENOMEM after one line); the
- * point's median over its timed iterations (0: none); the notes freed. */
+ * the plan); whether a phase has one (pair: both do; its time is span MOE_SPAN_CROSS); the
+ * bytes rank r sends across in it. */
 void eb_moe_cross_legs(const struct eb_ctx *c, struct mstate *st);
 int eb_moe_cross_timed(const struct mstate *st, int ph);
 double eb_moe_cross_bytes(const struct mstate *st, int ph, int r);
-int eb_moe_cross_note(const struct eb_ctx *c, struct mstate *st, double secs);
-double eb_moe_cross_p50(const struct eb_ctx *c, struct mstate *st);
-void eb_moe_cross_free(struct mstate *st);
 /* A leg's items for the producers (host arrays), and how many a packed write holds at most: a
  * piece's worth (--piece, else --chunk, / bytes per token or output), at least one. */
 struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which,

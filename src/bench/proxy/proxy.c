@@ -10,15 +10,16 @@
  *         posting the same writes with a window */
 #define _GNU_SOURCE /* cpu_set_t for --proxy-cpu */
 #include "proxy_state.h"
-#include "efabench/proxy.h"
+#include "harness/sweep.h"
+#include "efabench/proxy_thread.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "gpu/floor.h"
-#include "gpu/proxy_work.h"
+#include "proxy_work.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/proxy_kernels.h"
+#include "proxy_kernels.h"
 #endif
 #include "report/rec.h"
 
@@ -30,10 +31,12 @@
 static int proxy_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct pstate *st = c->priv;
-	int tag = c->var->tag & 0xff, rc, rc2;
+	int tag = c->var != NULL ? c->var->tag & 0xff : 0, rc, rc2;
 
 	if (c->role == EB_ROLE_IDLE)
 		return EB_OK;
+	if (c->var == NULL) /* the floor, rank 0 alone */
+		return eb_floor_samples(!eb_px_opts(c)->on_cpu, n, c->o->fab.timeout_s, samples);
 	if (tag == T_CPU || tag == T_CPU_RATE)
 		return eb_px_cpu_run(c, st, n, samples);
 	eb_proxy_layout(st->px, c->var->layout);
@@ -79,15 +82,14 @@ static void proxy_facts(const struct eb_ctx *c, struct eb_sheet *s)
 		    "(nvidia-cuda-mps-control -d)");
 		eb_head_break(h);
 	}
-	if (po->mode == MODE_LAT)
-		eb_head_fact(h,
-			     po->on_cpu ? "GPU<->CPU floor (ping-pong through host memory)"
-					: "GPU<->CPU floor (ping-pong through mapped host memory)",
-			     "round trip p50 %.2f us, p99 %.2f us", st->floor_us[0],
-			     st->floor_us[1]);
 }
 
-static void proxy_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
+static void proxy_head(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	eb_sweep_facts_own(c, s, proxy_facts);
+}
+
+static void proxy_figures(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
 	const struct popts *po = eb_px_opts(c);
 	const struct pstate *st = c->priv;
@@ -100,6 +102,40 @@ static void proxy_extra(const struct eb_ctx *c, const struct eb_meas *m, struct 
 		eb_rec_num(rec, "floor_rtt_p50_us", st->floor_us[0]);
 		eb_rec_num(rec, "floor_rtt_p99_us", st->floor_us[1]);
 	}
+}
+
+/* Latency mode: the GPU<->CPU floor first, a header point; then the sweep. */
+static int proxy_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
+{
+	if (eb_px_opts(c)->mode == MODE_LAT && row-- == 0) {
+		pts[0] = (struct eb_pt){.turns = 1,
+					.iters = EB_FLOOR_ROUND_TRIPS,
+					.flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
+					.flow = EB_FLOW_ONE,
+					.name = "floor"};
+		return 1;
+	}
+	return eb_sweep_plan(c, row, pts, max);
+}
+
+/* The floor's figures go to the header and to every record after it. */
+static void proxy_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			 struct eb_rec *r)
+{
+	struct pstate *st = c->priv;
+
+	if (m->pt->variant != NULL) {
+		eb_sweep_record_own(c, m, s, r, proxy_figures);
+		return;
+	}
+	st->floor_us[0] = m->all.p50 * 1e6;
+	st->floor_us[1] = m->all.p99 * 1e6;
+	eb_head_fact(&s->head,
+		     eb_px_opts(c)->on_cpu
+			 ? "GPU<->CPU floor (ping-pong through host memory)"
+			 : "GPU<->CPU floor (ping-pong through mapped host memory)",
+		     "round trip p50 %.2f us, p99 %.2f us", st->floor_us[0], st->floor_us[1]);
+	eb_head_fact(&s->head, NULL, "%s", "");
 }
 
 static int proxy_variants(const struct eb_opts *o, const struct eb_variant **vars)
@@ -213,9 +249,9 @@ static void proxy_defaults(void *arg)
 {
 	struct popts *po = arg;
 
-	po->log2n = 12;
-	po->batch = 64;
-	po->active = 64;
+	po->log2n = EB_PROXY_LOG2N;
+	po->batch = EB_PROXY_BATCH;
+	po->active = EB_PROXY_ACTIVE;
 	po->cpu = PIN_AUTO;
 }
 
@@ -276,20 +312,24 @@ static const struct eb_opt proxy_opts[] = {
      "has started a put (as one stuck inside a provider call)"},
 };
 
+static const struct eb_sweep_def proxy_sweep = {.variants_of = proxy_variants};
+
 static const struct eb_bench proxy_bench = {
     .priv_size = sizeof(struct pstate),
     .metric = "t = one put, first push to its completion (blocking: per put; NBI and rate: the "
 	      "phase / puts); CPU: the same writes posted by the host from the proxy thread's "
 	      "CPU; Gbps = 8*S/t",
+    EB_SWEEP_HOOKS,
+    .sweep = &proxy_sweep,
+    .plan = proxy_plan,
+    .facts = proxy_head,
+    .record = proxy_record,
     .setup = eb_px_setup,
     .teardown = eb_px_teardown,
     .prepare = eb_px_prepare,
     .run = proxy_run,
     .verify = eb_px_verify,
     .landing = eb_px_landing,
-    .extra = proxy_extra,
-    .facts = proxy_facts,
-    .variants_of = proxy_variants,
 };
 
 /* bw: seed 000's sizes; lat and rate: the small ones they are about. A latency's p50 needs
@@ -328,4 +368,5 @@ const struct eb_cmd eb_cmd_proxy = {
     .dflt_by = "--mode",
     .dflt_of = proxy_dflt_of,
     .bench = &proxy_bench,
+    .report = EB_REPORT_DEFAULT,
 };

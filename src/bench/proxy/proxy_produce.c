@@ -4,9 +4,9 @@
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "gpu/proxy_work.h"
+#include "proxy_work.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/proxy_kernels.h"
+#include "proxy_kernels.h"
 #endif
 
 #include <pthread.h>

@@ -4,10 +4,9 @@
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "gpu/floor.h"
 #ifdef EB_HAVE_CUDA
 #include "mem/cuda_check.h"
-#include "gpu/proxy_kernels.h"
+#include "proxy_kernels.h"
 #endif
 
 #include <stdio.h>
@@ -91,23 +90,6 @@ static int rank0_sms(struct eb_ctx *c, const struct popts *po, int *sms0)
 	return rc;
 }
 
-/* Latency mode, rank 0: the GPU<->CPU floor's round trip, p50 and p99. */
-static int floor_of(struct eb_ctx *c, struct pstate *st, const struct popts *po)
-{
-	double *rtt = calloc(10000, sizeof(*rtt));
-	struct eb_stats s;
-	int rc = rtt == NULL ? EB_ENOMEM
-			     : eb_floor_measure(!po->on_cpu, 10000, c->o->fab.timeout_s, rtt);
-
-	if (rc == EB_OK) {
-		eb_stats_compute(rtt, 10000, &s);
-		st->floor_us[0] = s.p50 / 1e3;
-		st->floor_us[1] = s.p99 / 1e3;
-	}
-	free(rtt);
-	return rc;
-}
-
 int eb_px_setup(struct eb_ctx *c)
 {
 	struct eb_engine *e = c->e;
@@ -139,8 +121,6 @@ int eb_px_setup(struct eb_ctx *c)
 	choose_cpu(c, st, &pxo);
 	if (rc == EB_OK)
 		rc = eb_proxy_open(&st->px, e, &pb, &pxo);
-	if (rc == EB_OK && po->mode == MODE_LAT && c->rank == 0)
-		rc = floor_of(c, st, po);
 	return rc;
 }
 
@@ -165,6 +145,8 @@ int eb_px_prepare(struct eb_ctx *c)
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->peer, .epoch = c->epoch};
 	int ch;
 
+	if (c->var == NULL) /* the floor moves no payload */
+		return EB_OK;
 	if (c->role == EB_ROLE_INIT)
 		return eb_payload_fill(c, &st->src, 0, eb_px_span(c, st), &p);
 	if (c->role != EB_ROLE_TARGET)
@@ -184,7 +166,7 @@ int eb_px_verify(struct eb_ctx *c, uint64_t *wrong)
 	struct pstate *st = c->priv;
 	struct eb_pattern p = {.src = 0, .dst = (uint32_t)c->rank, .epoch = c->epoch};
 
-	if (c->role == EB_ROLE_TARGET)
+	if (c->role == EB_ROLE_TARGET && c->var != NULL)
 		*wrong += eb_payload_check(c, &st->dst, 0, eb_px_span(c, st), &p);
 	return EB_OK;
 }

@@ -5,7 +5,7 @@
 #define EB_BENCH_PROXY_STATE_H
 
 #include "harness/bench.h"
-#include "efabench/proxy.h"
+#include "efabench/proxy_thread.h"
 
 enum { MODE_BW, MODE_LAT, MODE_RATE };
 enum { PIN_NONE = -2, PIN_AUTO = -1 };

@@ -6,6 +6,7 @@
 #include "harness/bench.h"
 #include "queue_prod.h"
 #include "efabench/gpuq.h"
+#include "efabench/proxy_thread.h"
 #include "efabench/stats.h"
 #include "efabench/mem.h"
 #include "efabench/status.h"
@@ -15,23 +16,26 @@
 #include "report/sheet.h"
 #ifdef EB_HAVE_CUDA
 #include "mem/cuda_check.h"
-#include "gpu/queue_kernels.h"
 #endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The points: the floor and one producer's round trips first (facts of the header), then a
- * row of producer configurations. */
+/* The points: the floor, then one producer's round trips (header points, a row each), then
+ * a row of producer configurations. */
 enum { Q_FLOOR, Q_LATENCY, Q_SHAPES };
+
+/* One producer's push-to-seen: its round trip less half the floor's p50. */
+enum { SPAN_SEEN };
+static const char *const spans[] = {"push_to_seen"};
 
 struct qstate {
 	struct qctx q;
 	struct tally t;	       /* the last run's */
 	_Atomic uint64_t *ack; /* latency: the echo */
-	double *rtt_ns;	       /* latency and floor: each round trip */
-	struct eb_stats flo;   /* rank 0: the floor's round trips, seconds */
+	double *rtt_ns;	       /* latency: each round trip */
+	double floor_p50;      /* the floor's median round trip, seconds */
 };
 
 static int queue_setup(struct eb_ctx *c)
@@ -86,26 +90,21 @@ static int queue_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	const struct qopts *o = c->own;
 	int i;
 
-	if (row == 0) {
-		pts[0] = (struct eb_pt){.var = Q_FLOOR,
+	if (row == Q_FLOOR || row == Q_LATENCY) {
+		pts[0] = (struct eb_pt){.var = row,
 					.turns = 1,
 					.iters = o->lat_iters,
-					.flags = EB_PT_SELF_TIMED,
-					.name = "floor"};
-		pts[1] = (struct eb_pt){.var = Q_LATENCY,
-					.turns = 1,
-					.iters = o->lat_iters,
-					.flags = EB_PT_SELF_TIMED,
-					.name = "one producer"};
-		return 2;
+					.flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
+					.name = row == Q_FLOOR ? "floor" : "one producer"};
+		return 1;
 	}
-	for (i = 0; row == 1 && i < o->nshapes && i < max; i++)
+	for (i = 0; row == Q_SHAPES && i < o->nshapes && i < max; i++)
 		pts[i] = (struct eb_pt){.var = Q_SHAPES + i,
 					.turns = 1,
 					.iters = 1,
 					.flags = EB_PT_SELF_TIMED,
 					.name = o->shapes[i].name};
-	return row == 1 ? i : 0;
+	return row == Q_SHAPES ? i : 0;
 }
 
 static int blocks_of(const struct qstate *st, const struct qshape *shp)
@@ -124,20 +123,23 @@ static int queue_run(struct eb_ctx *c, long n, double *samples, long *got)
 	int rc;
 
 	memset(&st->t, 0, sizeof(st->t));
-	if (c->pt->var == Q_FLOOR) {
-		rc = eb_floor_measure(st->q.gpu, (int)n, st->q.timeout_s, st->rtt_ns);
-	} else if (c->pt->var == Q_LATENCY) {
+	*got = c->pt->var < Q_SHAPES ? n : 1;
+	if (c->pt->var == Q_FLOOR)
+		return eb_floor_samples(st->q.gpu, n, st->q.timeout_s, samples);
+	if (c->pt->var == Q_LATENCY) {
 		rc = eb_q_run_producers(&st->q, 1, 1, (uint32_t)n, &st->q.h->ack.v, st->rtt_ns,
 					&st->t);
-	} else {
-		shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
-		rc = eb_q_run_producers(&st->q, blocks_of(st, shp), shp->threads,
-					(uint32_t)st->q.o->per, NULL, NULL, &st->t);
+		for (i = 0; rc == EB_OK && samples != NULL && i < n; i++) {
+			samples[i] = st->rtt_ns[i] * 1e-9;
+			eb_span(c, SPAN_SEEN, samples[i] - st->floor_p50 / 2);
+		}
+		return rc;
 	}
-	*got = c->pt->var < Q_SHAPES ? n : 1;
-	for (i = 0; rc == EB_OK && samples != NULL && i < *got; i++)
-		samples[i] =
-		    c->pt->var < Q_SHAPES ? st->rtt_ns[i] * 1e-9 : st->t.last_s - st->t.first_s;
+	shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
+	rc = eb_q_run_producers(&st->q, blocks_of(st, shp), shp->threads, (uint32_t)st->q.o->per,
+				NULL, NULL, &st->t);
+	if (rc == EB_OK && samples != NULL)
+		samples[0] = st->t.last_s - st->t.first_s;
 	return rc;
 }
 
@@ -184,28 +186,24 @@ static void queue_facts(const struct eb_ctx *c, struct eb_sheet *s)
  * trip - the floor's p50 / 2 (the echo's way back). */
 static void latency(const struct eb_meas *m, struct qstate *st, struct eb_sheet *s)
 {
-	struct eb_stats seen;
-	long i;
+	const struct eb_stats *seen = &m->span[SPAN_SEEN].all;
 
 	if (m->pt->var == Q_FLOOR) {
-		st->flo = m->all;
-		lat_obj(&s->doc.head, "floor_round_trip", &st->flo);
+		st->floor_p50 = m->all.p50;
+		lat_obj(&s->doc.head, "floor_round_trip", &m->all);
 		eb_fact_say(s,
 			    st->q.gpu ? "floor (ping-pong through mapped host memory)"
 				      : "floor (ping-pong through host memory)",
-			    "round trip p50 %.2f us, p99 %.2f us", st->flo.p50 * 1e6,
-			    st->flo.p99 * 1e6);
+			    "round trip p50 %.2f us, p99 %.2f us", m->all.p50 * 1e6,
+			    m->all.p99 * 1e6);
 		return;
 	}
-	for (i = 0; i < m->per; i++)
-		m->samples[i] -= st->flo.p50 / 2;
-	eb_stats_compute(m->samples, (size_t)m->per, &seen);
-	lat_obj(&s->doc.head, "push_to_seen", &seen);
+	lat_obj(&s->doc.head, "push_to_seen", seen);
 	lat_obj(&s->doc.head, "queue_round_trip", &m->all);
 	eb_fact_say(s, "one producer",
 		    "queue round trip p50 %.2f us, p99 %.2f us; push-to-seen (round trip - floor "
 		    "p50 / 2) p50 %.2f us, p99 %.2f us",
-		    m->all.p50 * 1e6, m->all.p99 * 1e6, seen.p50 * 1e6, seen.p99 * 1e6);
+		    m->all.p50 * 1e6, m->all.p99 * 1e6, seen->p50 * 1e6, seen->p99 * 1e6);
 	eb_head_fact(&s->head, NULL, "%s", "");
 }
 
@@ -296,8 +294,8 @@ static void queue_defaults(void *own)
 {
 	struct qopts *o = own;
 
-	o->log2n = 12;
-	o->batch = 64;
+	o->log2n = EB_PROXY_LOG2N;
+	o->batch = EB_PROXY_BATCH;
 	o->block = 256;
 	o->lat_iters = 10000;
 }
@@ -328,6 +326,8 @@ static const struct eb_opt queue_opts[] = {
 
 static const struct eb_bench queue_bench = {
     .priv_size = sizeof(struct qstate),
+    .spans = spans,
+    .nspans = 1,
     .plan = queue_plan,
     .setup = queue_setup,
     .teardown = queue_teardown,
@@ -337,7 +337,6 @@ static const struct eb_bench queue_bench = {
     .record = queue_record,
     .cols = cols,
     .ncols = (int)(sizeof(cols) / sizeof(cols[0])),
-    .head_waits = 1,
 };
 
 const struct eb_cmd eb_cmd_queue = {
@@ -355,4 +354,5 @@ const struct eb_cmd eb_cmd_queue = {
     EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
     .bench = &queue_bench,
     .alone = 1,
+    .report = EB_REPORT_DEFAULT,
 };

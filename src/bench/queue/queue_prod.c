@@ -3,7 +3,8 @@
 #include "core/clock.h"
 #include "core/log.h"
 #ifdef EB_HAVE_CUDA
-#include "gpu/queue_kernels.h"
+#include "queue_kernels.h"
+#include "gpu/floor_kernel.h"
 #endif
 
 #include <pthread.h>
@@ -131,7 +132,7 @@ int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, _A
 		uint64_t *dev_rtt = NULL, *host_rtt = NULL;
 
 		if (ack != NULL) {
-			host_rtt = eb_qk_alloc_mapped(sizeof(uint64_t) * per, (void **)&dev_rtt);
+			host_rtt = eb_fk_alloc_mapped(sizeof(uint64_t) * per, (void **)&dev_rtt);
 			if (host_rtt == NULL)
 				return EB_ESYS;
 			rc = eb_qk_latency(c->q.dev, (uint64_t *)&c->d->ack.v, dev_rtt, (int)per);
@@ -140,11 +141,11 @@ int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, _A
 		}
 		if (rc == EB_OK)
 			rc = consume(&c->q, producers, per, ack, c->timeout_s, t);
-		if (eb_qk_wait() != EB_OK && rc == EB_OK)
+		if (eb_fk_wait() != EB_OK && rc == EB_OK)
 			rc = EB_ESYS;
 		for (i = 0; host_rtt != NULL && i < (int)per; i++)
 			rtt_ns[i] = (double)host_rtt[i];
-		eb_qk_free_mapped(host_rtt);
+		eb_fk_free_mapped(host_rtt);
 		return rc;
 #endif
 	}
@@ -177,7 +178,7 @@ int eb_q_alloc_flags(struct qctx *c)
 {
 	if (c->gpu) {
 #ifdef EB_HAVE_CUDA
-		c->h = eb_qk_alloc_mapped(sizeof(*c->h), (void **)&c->d);
+		c->h = eb_fk_alloc_mapped(sizeof(*c->h), (void **)&c->d);
 #endif
 	} else {
 		c->h = c->d = aligned_alloc(128, sizeof(*c->h));
@@ -197,6 +198,6 @@ void eb_q_free_flags(struct qctx *c)
 		free(c->h);
 #ifdef EB_HAVE_CUDA
 	else
-		eb_qk_free_mapped(c->h);
+		eb_fk_free_mapped(c->h);
 #endif
 }

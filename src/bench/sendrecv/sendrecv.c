@@ -1,7 +1,7 @@
 /* efabench sendrecv: ping-pong of S bytes between rank 0 and rank k over fi_send/fi_recv, each
  * receive posted while the peer's message is still to come. Each timed iteration is one round
  * trip; t is half of it (one-way), so Gbps counts S bytes per one-way trip. */
-#include "harness/bench.h"
+#include "harness/sweep.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -210,20 +210,33 @@ static const struct eb_payload *sendrecv_landing(struct eb_ctx *c, size_t *off, 
 }
 
 /* Whether this size's messages went by fi_inject. */
-static void sendrecv_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
+static void inject_figure(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
 	eb_rec_bool(rec, "inject", uses_inject(c, c->priv, (size_t)m->pt->size));
 }
 
-static const struct eb_bench sendrecv_bench = {
-    .priv_size = sizeof(struct sendrecv_state),
-    .metric = "t = half the round trip (one-way); S bytes go each way",
+static void sendrecv_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			    struct eb_rec *r)
+{
+	eb_sweep_record_own(c, m, s, r, inject_figure);
+}
+
+static const struct eb_sweep_def sendrecv_sweep = {
     .nvariants = 1,
     .variants = {{{"Host", "SingleHost", "SingleDevice", "SingleStaged"},
 		  EB_LAYOUT_SINGLE,
 		  EB_FLOW_PAIRS}},
     .one_way = 1,
-    .extra = sendrecv_extra,
+};
+
+static const struct eb_bench sendrecv_bench = {
+    .priv_size = sizeof(struct sendrecv_state),
+    .metric = "t = half the round trip (one-way); S bytes go each way",
+    EB_SWEEP_HOOKS,
+    .plan = eb_sweep_plan,
+    .sweep = &sendrecv_sweep,
+    .facts = eb_sweep_facts,
+    .record = sendrecv_record,
     .fits = sendrecv_fits,
     EB_BENCH_HOOKS(sendrecv),
 };
@@ -238,4 +251,5 @@ const struct eb_cmd eb_cmd_sendrecv = {
 	    "  fi_rdm_pingpong sends them",
     .groups = EB_G_FABRIC_BENCH & ~EB_G_LAYOUT,
     .bench = &sendrecv_bench,
+    .report = EB_REPORT_DEFAULT,
 };

@@ -3,7 +3,7 @@
  * target counts per channel (EFA does not order writes), and the target acknowledges the
  * iteration once every chunk has landed. t runs from the first post to the acknowledgement.
  * Single and split go to one k at a time; round-robin goes to every k at once. */
-#include "harness/bench.h"
+#include "harness/sweep.h"
 #include "core/arrays.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -327,7 +327,7 @@ static int write_variants(const struct eb_opts *o, const struct eb_variant **var
 	return 3;
 }
 
-static void rate_extra(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
+static void rate_figures(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *rec)
 {
 	if (!(m->pt->flags & EB_PT_SELF_TIMED))
 		return;
@@ -335,6 +335,14 @@ static void rate_extra(const struct eb_ctx *c, const struct eb_meas *m, struct e
 	/* whether the burst injected its writes (rate_run) */
 	eb_rec_bool(rec, "inject", c->mem != EB_MEM_DEVICE && m->pt->size <= c->e->lim.inject_rma);
 }
+
+static void write_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+			 struct eb_rec *r)
+{
+	eb_sweep_record_own(c, m, s, r, rate_figures);
+}
+
+static const struct eb_sweep_def write_sweep = {.variants_of = write_variants};
 
 static int write_finish(struct eb_opts *o, void *own)
 {
@@ -366,10 +374,13 @@ static const struct eb_bench write_bench = {
     .metric = "t = first post to the acknowledgement that every chunk landed (--rate: the "
 	      "phase over its writes); Gbps counts S (Single, Split) or S*(N-1) (RoundRobin) "
 	      "bytes per t",
+    EB_SWEEP_HOOKS,
+    .plan = eb_sweep_plan,
+    .sweep = &write_sweep,
+    .facts = eb_sweep_facts,
+    .record = write_record,
     EB_BENCH_HOOKS(write),
     .run = rate_run,
-    .variants_of = write_variants,
-    .extra = rate_extra,
 };
 
 const struct eb_cmd eb_cmd_write = {
@@ -384,4 +395,5 @@ const struct eb_cmd eb_cmd_write = {
     .groups = EB_G_FABRIC_BENCH | EB_G_PHASES,
     EB_CMD_OPTS(write_opts, struct wopts, NULL, write_finish),
     .bench = &write_bench,
+    .report = EB_REPORT_DEFAULT,
 };

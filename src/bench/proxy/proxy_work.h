@@ -3,8 +3,8 @@
  * (NBI); the last put of each producer carries a signal (add 1 to the peer's word 0), so the
  * target knows when every byte has landed. Timestamps: t[0] the earliest start, t[1] the
  * latest end, t[2 + i] after put i's quiet (blocking, producer 0). */
-#ifndef EB_GPU_PROXY_WORK_H
-#define EB_GPU_PROXY_WORK_H
+#ifndef EB_BENCH_PROXY_WORK_H
+#define EB_BENCH_PROXY_WORK_H
 
 #include "efabench/proxy_dev.h"
 

@@ -11,8 +11,8 @@
  * the last one travels. Each proxy thread's producers tell every peer once per leg that they
  * are done: a signal through the fabric, or a flag stored in the peer's memory
  * (eb_moe_produce). */
-#ifndef EB_GPU_MOE_WORK_H
-#define EB_GPU_MOE_WORK_H
+#ifndef EB_BENCH_MOE_WORK_H
+#define EB_BENCH_MOE_WORK_H
 
 #include "efabench/proxy_dev.h"
 

@@ -1,6 +1,6 @@
 /* GPU producers of `efabench moe`, callable from C. */
-#ifndef EB_GPU_MOE_KERNELS_H
-#define EB_GPU_MOE_KERNELS_H
+#ifndef EB_BENCH_MOE_KERNELS_H
+#define EB_BENCH_MOE_KERNELS_H
 
 #include "moe_work.h"
 

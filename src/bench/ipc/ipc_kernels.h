@@ -2,8 +2,8 @@
  * CUDA IPC handles, the copy kernels (16-byte stores, bulk asynchronous copies) and the copy
  * engine, timed with CUDA events between back-to-back launches held behind a gate. Every
  * function prints what failed once and returns 0 or a negative status. */
-#ifndef EB_GPU_IPC_KERNELS_H
-#define EB_GPU_IPC_KERNELS_H
+#ifndef EB_BENCH_IPC_KERNELS_H
+#define EB_BENCH_IPC_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* GPU producers of `efabench proxy`, callable from C. */
-#ifndef EB_GPU_PROXY_KERNELS_H
-#define EB_GPU_PROXY_KERNELS_H
+#ifndef EB_BENCH_PROXY_KERNELS_H
+#define EB_BENCH_PROXY_KERNELS_H
 
 #include "proxy_work.h"
 

@@ -9,8 +9,8 @@
  * them, stop, close. While the proxy thread runs it alone drives the engine: the caller must
  * not post or progress on it. Start and stop at points where no write is in flight between
  * ranks (a barrier): arrivals are counted from the start. */
-#ifndef EFABENCH_PROXY_H
-#define EFABENCH_PROXY_H
+#ifndef EFABENCH_PROXY_THREAD_H
+#define EFABENCH_PROXY_THREAD_H
 
 #include "efabench/engine.h"
 #include "efabench/layout.h"
@@ -24,6 +24,12 @@ extern "C" {
 #endif
 
 struct eb_proxy;
+
+/* The queue and window a proxy takes where its user names none: 4,096 slots, the position
+ * published every 64 commands, 64 puts in flight. */
+#define EB_PROXY_LOG2N	12
+#define EB_PROXY_BATCH	64
+#define EB_PROXY_ACTIVE 64
 
 struct eb_proxy_opts {
 	enum eb_layout layout; /* single: channel 0; split: every channel (round-robin: no) */
