@@ -6,8 +6,8 @@
  * in memory: each leg's items made into the receivers' regions, every byte written once, and
  * every token, row and sum where each receiver's own plan expects it. */
 #include "check.h"
-#include "bench/moe/moe_plan.h"
-#include "bench/moe/moe_route.h"
+#include "bench/moe/model/plan.h"
+#include "bench/moe/model/route.h"
 #include "efabench/pattern.h"
 #include "efabench/status.h"
 

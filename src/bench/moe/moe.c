@@ -3,8 +3,15 @@
  * dispatch puts each token once to every rank holding one of its experts, with a signal per
  * (source, destination) counting tokens; combine returns each expert's output to the token's
  * home rank. GPU producers (the real case), CPU producers and an all-to-all-v of the same
- * bytes run in one table: a point per (initiator, phase), every rank measuring. */
-#include "moe_state.h"
+ * bytes run in one table: a point per (initiator, op: dispatch, combine or both), every rank
+ * measuring. */
+#include "moe.h"
+#include "moe_ce.h"
+#include "moe_data.h"
+#include "moe_facts.h"
+#include "moe_figures.h"
+#include "moe_op.h"
+#include "moe_setup.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -18,9 +25,9 @@ static const char *const spans[] = {"cross"};
 /* The copy engines first where they are measured (header points), then the table's row. */
 static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 {
-	static char names[INIT_N * PH_N][24];
+	static char names[INIT_N * OP_N][24];
 	const struct mstate *st = c->priv;
-	int i, ph, n = 0, first = eb_moe_ce_points(c, st, pts) > 0;
+	int i, op, n = 0, first = eb_moe_ce_points(c, st, pts) > 0;
 
 	if (row < first)
 		return 2;
@@ -29,11 +36,11 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	for (i = 0; i < INIT_N; i++) {
 		if (!(st->inits & (1u << order[i])))
 			continue;
-		for (ph = 0; ph < PH_N && n < max; ph++, n++) {
+		for (op = 0; op < OP_N && n < max; op++, n++) {
 			snprintf(names[n], sizeof(names[n]), "%s %s", eb_moe_init_name[order[i]],
-				 eb_moe_phase_name[ph]);
+				 eb_moe_op_name[op]);
 			pts[n] = (struct eb_pt){.var = order[i],
-						.step = ph,
+						.step = op,
 						.turns = 1,
 						.warmup = c->o->warmup,
 						.iters = c->o->iters,
@@ -44,7 +51,7 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	return n;
 }
 
-/* An initiator's phases run on its own proxy threads: every rank's are up before the first
+/* An initiator's points run on its own proxy threads: every rank's are up before the first
  * write, and every rank's writes are in before they stop. */
 static int moe_enter(struct eb_ctx *c)
 {
@@ -76,7 +83,7 @@ static int moe_leave(struct eb_ctx *c, int failed)
 
 static int moe_prepare(struct eb_ctx *c)
 {
-	((struct mstate *)c->priv)->phase = c->pt->step;
+	((struct mstate *)c->priv)->op = c->pt->step;
 	return c->pt->var == MOE_CE ? EB_OK : eb_moe_prepare(c);
 }
 

@@ -1,9 +1,10 @@
 /* The copy engines' rate for the bytes each rank stores into same-host peers' GPU memory:
  * what the GPU's DMA engines reach for those bytes, beside what the producers' stores reach.
- * A header point per phase: in every iteration (each starting at a barrier) every rank copies
- * its phase's same-host bytes to each peer at once, a stream per peer; the slowest rank's p50
- * is the copy's time. */
-#include "moe_state.h"
+ * A header point per op (dispatch, combine): in every iteration (each starting at a barrier) every
+ * rank copies its op's same-host bytes to each peer at once, a stream per peer; the slowest rank's
+ * p50 is the copy's time. */
+#include "moe_ce.h"
+#include "moe_figures.h"
 #include "efabench/status.h"
 
 #include <stdio.h>
@@ -17,21 +18,21 @@ int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st)
 int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts)
 {
 	static const char *const names[] = {"copy engines dispatch", "copy engines combine"};
-	int ph;
+	int op;
 
-	for (ph = 0; ph < 2 && eb_moe_ce_wanted(c, st); ph++)
-		pts[ph] = (struct eb_pt){.var = MOE_CE,
-					 .step = ph,
+	for (op = 0; op < 2 && eb_moe_ce_wanted(c, st); op++)
+		pts[op] = (struct eb_pt){.var = MOE_CE,
+					 .step = op,
 					 .turns = 1,
 					 .warmup = c->o->warmup,
 					 .iters = c->o->iters,
 					 .flags = EB_PT_HEAD | EB_PT_ALIGN_EACH,
-					 .name = names[ph]};
+					 .name = names[op]};
 	return eb_moe_ce_wanted(c, st) ? 2 : 0;
 }
 
-/* This rank's same-host bytes to each mapped peer in a phase (peers in rank order). */
-static int lengths(const struct eb_ctx *c, const struct mstate *st, int ph, char **to,
+/* This rank's same-host bytes to each mapped peer in an op (peers in rank order). */
+static int lengths(const struct eb_ctx *c, const struct mstate *st, int op, char **to,
 		   uint64_t *len)
 {
 	int d, leg, n = 0;
@@ -42,7 +43,7 @@ static int lengths(const struct eb_ctx *c, const struct mstate *st, int ph, char
 		to[n] = st->peers.gpu[d];
 		len[n] = 0;
 		for (leg = 0; leg < st->plan.nlegs; leg++)
-			len[n] += eb_moe_flow(&st->plan, &st->rt, ph, leg, c->rank, d).bytes;
+			len[n] += eb_moe_flow(&st->plan, &st->rt, op, leg, c->rank, d).bytes;
 		n++;
 	}
 	return n;
@@ -54,10 +55,13 @@ int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st)
 	int n;
 
 	x->to = calloc((size_t)c->nranks, sizeof(*x->to));
-	x->len = calloc((size_t)c->nranks, sizeof(*x->len));
+	x->len = calloc(2 * (size_t)c->nranks, sizeof(*x->len));
 	if (x->to == NULL || x->len == NULL)
 		return EB_ENOMEM;
 	n = lengths(c, st, 0, x->to, x->len);
+	lengths(c, st, 1, x->to, x->len + n);
+	x->from = eb_payload_at(&st->dst, 0);
+	x->n = n;
 	return n > 0 ? eb_mem_ce_open(&x->ce, n) : EB_OK;
 }
 
@@ -69,45 +73,43 @@ void eb_moe_ce_leave(struct mstate *st)
 	st->ce = (struct mce){0};
 }
 
+/* An iteration: the op's bytes to every peer at once (none: no same-host peer here). */
 int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st)
 {
 	struct mce *x = &st->ce;
 
-	if (x->ce == NULL) /* no same-host peer here */
-		return EB_OK;
-	lengths(c, st, c->pt->step, x->to, x->len);
-	return eb_mem_ce_copy(x->ce, x->to, eb_payload_at(&st->dst, 0), x->len);
+	return x->ce != NULL ? eb_mem_ce_copy(x->ce, x->to, x->from, x->len + c->pt->step * x->n)
+			     : EB_OK;
 }
 
-/* Rank 0: the phase's time (the slowest rank's p50) and rate, for the header, the JSON head
+/* Rank 0: the op's time (the slowest rank's p50) and rate, for the header, the JSON head
  * and the records that compare with it. */
 void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s)
 {
 	struct mstate *st = c->priv;
-	int ph = m->pt->step, r;
+	int op = m->pt->step, r;
 	uint64_t by[3];
 	int64_t items[3];
 	char key[32];
 	double gbps;
 
-	st->ce_s[ph] = m->slow >= 0 ? m->rep[m->slow].st.p50 : 0;
-	for (r = 0, st->ce_bytes[ph] = 0; r < c->nranks; r++) {
-		eb_moe_moved(&st->plan, &st->rt, ph, r, by, items);
-		st->ce_bytes[ph] += (double)by[EB_PATH_INTRA] / c->nranks;
+	st->ce_s[op] = m->slow >= 0 ? m->rep[m->slow].st.p50 : 0;
+	for (r = 0, st->ce_bytes[op] = 0; r < c->nranks; r++) {
+		eb_moe_moved(&st->plan, &st->rt, op, r, by, items);
+		st->ce_bytes[op] += (double)by[EB_PATH_INTRA] / c->nranks;
 	}
-	gbps = st->ce_s[ph] > 0 ? st->ce_bytes[ph] / st->ce_s[ph] / 1e9 : 0;
-	st->have_ce = ph == 1;
-	if (ph == 0) {
+	gbps = st->ce_s[op] > 0 ? st->ce_bytes[op] / st->ce_s[op] / 1e9 : 0;
+	st->have_ce = op == 1;
+	if (op == 0) {
 		eb_fact_break(s);
 		eb_fact_say(s, "copy engines",
 			    "the same same-host bytes by cudaMemcpyAsync, every rank to its peers "
 			    "at once (slowest rank's p50 of %ld):",
 			    m->pt->iters);
 	}
-	snprintf(key, sizeof(key), "ce_%s_us", eb_moe_phase_name[ph]);
-	eb_fact_num(s, key, NULL, st->ce_s[ph] * 1e6, NULL);
-	snprintf(key, sizeof(key), "ce_%s_GBps", eb_moe_phase_name[ph]);
+	snprintf(key, sizeof(key), "ce_%s_us", eb_moe_op_name[op]);
+	eb_fact_num(s, key, NULL, st->ce_s[op] * 1e6, NULL);
+	snprintf(key, sizeof(key), "ce_%s_GBps", eb_moe_op_name[op]);
 	eb_fact_num(s, key, NULL, gbps, NULL);
-	eb_head_fact(&s->head, eb_moe_phase_name[ph], "%.1f us (%.1f GB/s)", st->ce_s[ph] * 1e6,
-		     gbps);
+	eb_head_fact(&s->head, eb_moe_op_name[op], "%.1f us (%.1f GB/s)", st->ce_s[op] * 1e6, gbps);
 }

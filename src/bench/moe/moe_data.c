@@ -4,7 +4,8 @@
  * element), from -4 to 3: a weighted sum of up to 64 of them with weights of 1/4, 2/4, 3/4 or
  * 1 is exact in float and in bf16. Every row that comes back (an output, or a sum of a rank's
  * or a host's) is compared with the one expected, and so is every token's weighted sum. */
-#include "moe_state.h"
+#include "moe_data.h"
+#include "moe_op.h"
 #include "efabench/pattern.h"
 #include "efabench/pattern_mix.h"
 #include "efabench/status.h"
@@ -148,7 +149,7 @@ static void pack_all(struct eb_ctx *c, struct mstate *st, char *src, char *dst)
 	const struct eb_moe_plan *pl = &st->plan;
 	struct eb_moe_work w = {.rank = c->rank, .ranks = c->nranks, .src = src, .dst = dst};
 	int64_t i;
-	int ph, leg;
+	int op, leg;
 
 	for (i = 0; pl->nlegs > 1 && i < pl->nslots; i++) { /* one leg: nothing forwarded */
 		struct eb_pattern p = {(uint32_t)pl->slots[i].src, (uint32_t)pl->slots[i].tok,
@@ -162,10 +163,10 @@ static void pack_all(struct eb_ctx *c, struct mstate *st, char *src, char *dst)
 		expected(st, g->src, g->tok, g->k0, g->k1, 1, c->epoch);
 		memcpy(dst + g->off, st->vals, pl->out_bytes);
 	}
-	for (ph = 0; ph < 2; ph++)
+	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < pl->nlegs; leg++) {
-			w.ph = eb_moe_host_phase(c, st, ph, leg);
-			(void)eb_moe_make(&w, src, w.ph.packed, 0, pl->leg[ph][leg].items);
+			w.items = eb_moe_host_items(c, st, op, leg);
+			(void)eb_moe_make(&w, src, w.items.packed, 0, pl->leg[op][leg].items);
 		}
 }
 
@@ -309,9 +310,9 @@ int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong)
 
 	if (rc != EB_OK)
 		return rc;
-	if (st->phase != PH_COMBINE)
+	if (st->op != OP_COMBINE)
 		bad += check_tokens(c, st, img);
-	if (st->phase != PH_DISPATCH) {
+	if (st->op != OP_DISPATCH) {
 		bad += check_staged(c, st, img);
 		for (t = 0; t < st->rt.tokens; t++)
 			bad += check_token(c, st, img, t);
@@ -324,10 +325,10 @@ int eb_moe_verify(struct eb_ctx *c, uint64_t *wrong)
 void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len)
 {
 	const struct mstate *st = c->priv;
-	int ph = st->phase == PH_COMBINE, w;
+	int op = st->op == OP_COMBINE, w;
 
 	*len = 0;
 	for (w = 0; w < c->nranks; w++)
-		*len += eb_moe_flow(&st->plan, &st->rt, ph, 0, w, c->rank).bytes;
-	*off = st->plan.in_off[ph][0];
+		*len += eb_moe_flow(&st->plan, &st->rt, op, 0, w, c->rank).bytes;
+	*off = st->plan.in_off[op][0];
 }

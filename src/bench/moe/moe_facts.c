@@ -1,6 +1,9 @@
 /* efabench moe's header and JSON head: the shape, the hosts, the routing and what it makes
  * each rank move, how the points run, and what a reader of the table should know. */
-#include "moe_state.h"
+#include "moe_facts.h"
+#include "moe_ce.h"
+#include "moe_figures.h"
+#include "moe_op.h"
 #include "report/rec.h"
 #include "report/sheet.h"
 
@@ -254,7 +257,7 @@ static void load_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 		    all > 0 ? (double)rank_most * c->nranks / (double)all : 0, "%.2f");
 }
 
-/* JSON only: what each rank moves in each phase, every leg, by path. */
+/* JSON only: what each rank moves in each op, every leg, by path. */
 static void moved(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
 	static const char *const key[2][3] = {
@@ -263,7 +266,7 @@ static void moved(const struct eb_ctx *c, const struct mstate *st, struct eb_she
 	static const char *const items[2] = {"dispatch_fabric_items", "combine_fabric_items"};
 	uint64_t by[3];
 	int64_t n[3];
-	int r, ph, k;
+	int r, op, k;
 
 	for (r = 0; r < c->nranks; r++) {
 		struct eb_rec *it = eb_rec_item(&s->doc.head, "moved");
@@ -271,11 +274,11 @@ static void moved(const struct eb_ctx *c, const struct mstate *st, struct eb_she
 		if (it == NULL)
 			return;
 		eb_rec_int(it, "rank", r);
-		for (ph = 0; ph < 2; ph++) {
-			eb_moe_moved(&st->plan, &st->rt, ph, r, by, n);
+		for (op = 0; op < 2; op++) {
+			eb_moe_moved(&st->plan, &st->rt, op, r, by, n);
 			for (k = 0; k < 3; k++)
-				eb_rec_int(it, key[ph][k], (long long)by[k]);
-			eb_rec_int(it, items[ph], (long long)n[EB_PATH_FABRIC]);
+				eb_rec_int(it, key[op][k], (long long)by[k]);
+			eb_rec_int(it, items[op], (long long)n[EB_PATH_FABRIC]);
 		}
 	}
 }

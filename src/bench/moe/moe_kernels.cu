@@ -66,8 +66,8 @@ static int setup_stream(void)
 			     "cudaHostGetDevicePointer");
 }
 
-extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items, int64_t refs,
-			    struct eb_moe_phase *dev)
+extern "C" int eb_mk_upload(const struct eb_moe_items *host, int ranks, int64_t items, int64_t refs,
+			    struct eb_moe_items *dev)
 {
 	size_t n = sizeof(uint64_t) * (size_t)items, n32 = sizeof(uint32_t) * (size_t)items;
 	size_t r = (size_t)refs;
@@ -93,7 +93,7 @@ extern "C" int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t 
 	return rc;
 }
 
-extern "C" void eb_mk_free(struct eb_moe_phase *dev)
+extern "C" void eb_mk_free(struct eb_moe_items *dev)
 {
 	cudaFree((void *)dev->off);
 	cudaFree((void *)dev->src);
@@ -153,22 +153,22 @@ extern "C" int eb_mk_done(int *failed)
 __global__ void __launch_bounds__(256)
     gather_kernel(struct eb_moe_work w, char *to, const uint64_t *to_off, int64_t a, int64_t b)
 {
-	const struct eb_moe_phase *ph = &w.ph;
-	const char *from = ph->from_dst ? w.dst : w.src;
+	const struct eb_moe_items *it = &w.items;
+	const char *from = it->from_dst ? w.dst : w.src;
 	int64_t i;
 
-	if (ph->same > 0 && ph->rows[a] == 0 && ph->rows[b - 1] == 0 &&
-	    eb_moe_aligned(to, to_off[a], from, ph->src[a], ph->same)) {
-		eb_moe_copy_same(to, to_off, from, ph->src, ph->same, a, b,
+	if (it->same > 0 && it->rows[a] == 0 && it->rows[b - 1] == 0 &&
+	    eb_moe_aligned(to, to_off[a], from, it->src[a], it->same)) {
+		eb_moe_copy_same(to, to_off, from, it->src, it->same, a, b,
 				 (uint64_t)blockIdx.x * blockDim.x + threadIdx.x,
 				 (uint64_t)gridDim.x * blockDim.x);
 		return;
 	}
 	for (i = a + blockIdx.x; i < b; i += gridDim.x) {
-		if (ph->rows[i] > 0)
+		if (it->rows[i] > 0)
 			eb_moe_sum(&w, to + to_off[i], i, threadIdx.x, blockDim.x);
-		else if (to + to_off[i] != from + ph->src[i])
-			eb_moe_copy(to + to_off[i], from + ph->src[i], ph->len[i]);
+		else if (to + to_off[i] != from + it->src[i])
+			eb_moe_copy(to + to_off[i], from + it->src[i], it->len[i]);
 	}
 }
 
@@ -188,9 +188,9 @@ extern "C" int eb_mk_gather(const struct eb_moe_work *w, char *to, int packed, i
 				  "cudaStreamCreate") != 0)
 			return -1;
 	}
-	g.ph = w->gph; /* the leg's arrays in GPU memory */
-	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(g, packed ? w->src : to,
-							  packed ? g.ph.packed : g.ph.dst, a, b);
+	g.items = w->gitems; /* the leg's arrays in GPU memory */
+	gather_kernel<<<(unsigned)blocks, 256, 0, mine>>>(
+	    g, packed ? w->src : to, packed ? g.items.packed : g.items.dst, a, b);
 	return eb_cuda_check(cudaGetLastError(), "launching a producer's copies") != 0 ? -1 : 0;
 }
 

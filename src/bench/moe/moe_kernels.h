@@ -10,9 +10,9 @@ extern "C" {
 
 /* A leg's item arrays copied to device memory (dev's pointers are device addresses): items
  * and refs summed rows. */
-int eb_mk_upload(const struct eb_moe_phase *host, int ranks, int64_t items, int64_t refs,
-		 struct eb_moe_phase *dev);
-void eb_mk_free(struct eb_moe_phase *dev);
+int eb_mk_upload(const struct eb_moe_items *host, int ranks, int64_t items, int64_t refs,
+		 struct eb_moe_items *dev);
+void eb_mk_free(struct eb_moe_items *dev);
 /* n bytes copied to (or allocated zeroed in, when host is NULL) GPU memory; eb_mk_release. */
 int eb_mk_put(void **dev, const void *host, size_t n);
 void eb_mk_release(void *dev);
@@ -28,7 +28,7 @@ int eb_mk_launch(const struct eb_moe_work *w);
  * negative status after one line. */
 int eb_mk_done(int *failed);
 
-/* CPU producers over GPU memory: items [a, b) of w->gph made by one kernel queued on the
+/* CPU producers over GPU memory: items [a, b) of w->gitems made by one kernel queued on the
  * calling thread's stream, at `to` (a GPU address) at their dst offsets, or packed in the
  * source region; and the wait for everything the thread queued. 0 or -1 after one line. */
 int eb_mk_gather(const struct eb_moe_work *w, char *to, int packed, int64_t a, int64_t b);

@@ -1,6 +1,6 @@
 /* A baseline a user knows: the MPI library's MPI_Alltoallv moving each leg's bytes, the
  * a2av's blocks between the same offsets (its own block too), under an MPI launcher. */
-#include "moe_state.h"
+#include "moe_mpi.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -9,9 +9,9 @@
 
 enum { V_SCOUNT, V_SDISPL, V_RCOUNT, V_RDISPL, V_N };
 
-static int *vec(const struct eb_ctx *c, const struct mstate *st, int ph, int leg, int which)
+static int *vec(const struct eb_ctx *c, const struct mstate *st, int op, int leg, int which)
 {
-	return st->mpi_v + (((size_t)ph * 2 + (size_t)leg) * V_N + (size_t)which) * c->nranks;
+	return st->mpi_v + (((size_t)op * 2 + (size_t)leg) * V_N + (size_t)which) * c->nranks;
 }
 
 /* This rank's block for destination p in a leg: its offset in the source region, its length
@@ -29,12 +29,12 @@ static void block_of(const struct eb_moe_leg *g, int p, uint64_t *from, uint64_t
  * whether any of its blocks passes what int counts and offsets hold). Every rank learns
  * whether one does, so all of them give up together instead of waiting for a rank that
  * stopped. */
-static int plan_leg(struct eb_ctx *c, struct mstate *st, int ph, int leg, uint64_t *out,
+static int plan_leg(struct eb_ctx *c, struct mstate *st, int op, int leg, uint64_t *out,
 		    uint64_t *in)
 {
-	const struct eb_moe_leg *g = &st->plan.leg[ph][leg];
-	int *sc = vec(c, st, ph, leg, V_SCOUNT), *sd = vec(c, st, ph, leg, V_SDISPL);
-	int *rcn = vec(c, st, ph, leg, V_RCOUNT), *rd = vec(c, st, ph, leg, V_RDISPL);
+	const struct eb_moe_leg *g = &st->plan.leg[op][leg];
+	int *sc = vec(c, st, op, leg, V_SCOUNT), *sd = vec(c, st, op, leg, V_SDISPL);
+	int *rcn = vec(c, st, op, leg, V_RCOUNT), *rd = vec(c, st, op, leg, V_RDISPL);
 	uint64_t big = 0;
 	int p, rc;
 
@@ -70,16 +70,16 @@ static int plan_leg(struct eb_ctx *c, struct mstate *st, int ph, int leg, uint64
 int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st)
 {
 	uint64_t *out = calloc(6 * (size_t)c->nranks, sizeof(*out));
-	int ph, leg, rc = EB_OK;
+	int op, leg, rc = EB_OK;
 
 	st->mpi_v = calloc((size_t)2 * 2 * V_N * (size_t)c->nranks, sizeof(*st->mpi_v));
 	if (out == NULL || st->mpi_v == NULL) {
 		eb_err("out of memory for MPI_Alltoallv's counts (%d ranks)", c->nranks);
 		rc = EB_ENOMEM;
 	}
-	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+	for (op = 0; op < 2 && rc == EB_OK; op++)
 		for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++)
-			rc = plan_leg(c, st, ph, leg, out, out + 3 * c->nranks);
+			rc = plan_leg(c, st, op, leg, out, out + 3 * c->nranks);
 	free(out);
 	return rc;
 }

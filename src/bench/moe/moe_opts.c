@@ -1,4 +1,5 @@
 /* efabench moe's options, the checks made before anything starts, and its descriptor. */
+#include "moe.h"
 #include "moe_state.h"
 #include "harness/probe.h"
 #include "efabench/boot.h"

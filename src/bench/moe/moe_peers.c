@@ -1,7 +1,7 @@
 /* Same-host peers of efabench moe, reached by stores: every rank's destination region lives
  * in memory its host's processes can map (a shared segment, or CUDA IPC for GPU memory), and
  * so do its flag words, which a peer's producers set when they are done with a leg. */
-#include "moe_state.h"
+#include "moe_peers.h"
 #include "core/arrays.h"
 #include "efabench/status.h"
 #include "core/log.h"
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A rank's flag words: [phase * 2 + leg][source][proxy thread]. */
+/* A rank's flag words: [op * 2 + leg][source][proxy thread]. */
 static size_t flag_bytes(int ranks)
 {
 	return sizeof(uint64_t) * 4 * (size_t)ranks * EB_MOE_MAX_Q;

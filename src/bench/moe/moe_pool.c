@@ -19,8 +19,8 @@ struct eb_moe_pool {
 	const struct eb_moe_work *w;
 	struct worker *wk;
 	int n;
-	_Atomic unsigned long go;   /* phases started */
-	_Atomic unsigned long done; /* thread-phases finished */
+	_Atomic unsigned long go;   /* ops started */
+	_Atomic unsigned long done; /* threads' ops finished */
 	_Atomic int failed, quit;
 };
 

@@ -1,4 +1,8 @@
-#include "moe_state.h"
+#include "moe_setup.h"
+#include "moe_cross.h"
+#include "moe_mpi.h"
+#include "moe_peers.h"
+#include "moe_op.h"
 #include "core/arrays.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -145,11 +149,11 @@ static void close_side(struct mside *sd, int failed)
 static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
 {
 	int64_t most = 0;
-	int ph, leg;
+	int op, leg;
 
-	for (ph = 0; ph < 2; ph++)
+	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < st->plan.nlegs; leg++) {
-			int64_t n = st->plan.leg[ph][leg].items / eb_moe_piece(c, st, ph);
+			int64_t n = st->plan.leg[op][leg].items / eb_moe_piece(c, st, op);
 
 			most = n > most ? n : most;
 		}
@@ -355,14 +359,14 @@ static int regions(struct eb_ctx *c, struct mstate *st)
  * GPU memory. */
 static int to_gpu(struct eb_ctx *c, struct mstate *st)
 {
-	int ph, leg, rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
+	int op, leg, rc = eb_mk_tickets(&st->tickets_dev, tickets_of(c, st));
 
-	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+	for (op = 0; op < 2 && rc == EB_OK; op++)
 		for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
-			struct eb_moe_phase h = eb_moe_host_phase(c, st, ph, leg);
+			struct eb_moe_items h = eb_moe_host_items(c, st, op, leg);
 
-			rc = eb_mk_upload(&h, c->nranks, st->plan.leg[ph][leg].items,
-					  st->plan.leg[ph][leg].refs, &st->dev[ph][leg]);
+			rc = eb_mk_upload(&h, c->nranks, st->plan.leg[op][leg].items,
+					  st->plan.leg[op][leg].refs, &st->dev[op][leg]);
 		}
 	st->have_dev = rc == EB_OK;
 	return rc;
@@ -413,17 +417,17 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
 
-	int ph, leg;
+	int op, leg;
 
 	close_side(&st->side[INIT_GPU], failed);
 	close_side(&st->side[INIT_CPU], failed);
 #ifdef EB_HAVE_CUDA
-	for (ph = 0; ph < 2 && st->have_dev; ph++)
+	for (op = 0; op < 2 && st->have_dev; op++)
 		for (leg = 0; leg < st->plan.nlegs; leg++)
-			eb_mk_free(&st->dev[ph][leg]);
+			eb_mk_free(&st->dev[op][leg]);
 	eb_mk_free_tickets(st->tickets_dev);
 #else
-	(void)ph;
+	(void)op;
 	(void)leg;
 #endif
 	eb_moe_peers_close(st);

@@ -1,7 +1,7 @@
-/* What one producer of `efabench moe` does in one leg of a phase, written once for GPU blocks
+/* What one producer of `efabench moe` does in one leg of an op, written once for GPU blocks
  * and CPU threads. Producer p of P feeds proxy thread q = p % nq; for every destination rank,
  * thread q's producers take a contiguous q-th of the items going there. An item is a copy or
- * a weighted sum of bf16 rows (moe_plan.h); it is made straight into the destination where
+ * a weighted sum of bf16 rows (model/plan.h); it is made straight into the destination where
  * the rank reaches it by stores (itself, or a same-host peer whose region is mapped here),
  * and otherwise goes through the fabric. There, in decode each producer puts its own part of
  * the items, one put each (made in the packing area first where it is a sum or read from the
@@ -25,8 +25,8 @@
 #define EB_MOE_MAX_Q 16
 #define EB_MOE_MARK  (1ull << 32) /* per producer and destination, beside the item count */
 
-/* One leg of a phase, as producers read it (host or GPU copies of the plan's arrays). */
-struct eb_moe_phase {
+/* One leg of an op, as producers read it (host or GPU copies of the plan's arrays). */
+struct eb_moe_items {
 	const int64_t *off; /* [ranks + 1] items per destination */
 	const uint64_t *src, *packed, *len, *dst;
 	const uint32_t *rows, *first; /* sums: rows, and the first in row_at / row_w */
@@ -53,15 +53,15 @@ struct eb_moe_work {
 	 * reach them (NULL: the peer goes through the fabric). */
 	char *const *peer;
 	uint64_t *const *peer_flags;
-	struct eb_moe_phase ph;
+	struct eb_moe_items items;
 	/* CPU producers over GPU memory: gather makes a range of items at once (one kernel on
-	 * the thread's stream, reading the item arrays of gph, the leg's copies in GPU memory)
+	 * the thread's stream, reading the item arrays of gitems, the leg's copies in GPU memory)
 	 * into `to` (a region's GPU address) at to_off (the items' dst or packed); sync waits
 	 * for what the thread queued. GPU blocks make items themselves. */
 	int (*gather)(const struct eb_moe_work *w, char *to, int packed, int64_t a, int64_t b);
 	int (*sync)(void);
 	char *const *gpeer; /* [ranks] peers' regions as the GPU reaches them (gather's to) */
-	struct eb_moe_phase gph;
+	struct eb_moe_items gitems;
 	/* [nq][ranks + 1 + npieces] counters shared by the producers (GPU memory for GPU
 	 * producers), zeroed once: per destination, for the end of the leg, and per piece
 	 * (npieces: more than any leg's items / piece + ranks). */
@@ -217,7 +217,7 @@ EB_Q_FN int eb_moe_on_queue(const struct eb_moe_work *w, int q)
 /* Thread q's share of destination peer's items: [*a, *b). */
 EB_Q_FN void eb_moe_share(const struct eb_moe_work *w, int q, int peer, int64_t *a, int64_t *b)
 {
-	int64_t first = w->ph.off[peer], n = w->ph.off[peer + 1] - first;
+	int64_t first = w->items.off[peer], n = w->items.off[peer + 1] - first;
 
 	*a = first + n * q / eb_moe_queues(w);
 	*b = first + n * (q + 1) / eb_moe_queues(w);
@@ -277,18 +277,18 @@ EB_Q_FN uint16_t eb_moe_bf16(float f)
  * words). */
 EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
-	const struct eb_moe_phase *ph = &w->ph;
-	const char *from = ph->from_dst ? w->dst : w->src;
-	uint64_t n = ph->len[i] / 16, e;
-	uint32_t r0, first = ph->first[i], rows = ph->rows[i];
-	uintptr_t odd = (uintptr_t)to | (uintptr_t)ph->len[i];
+	const struct eb_moe_items *it = &w->items;
+	const char *from = it->from_dst ? w->dst : w->src;
+	uint64_t n = it->len[i] / 16, e;
+	uint32_t r0, first = it->first[i], rows = it->rows[i];
+	uintptr_t odd = (uintptr_t)to | (uintptr_t)it->len[i];
 	int j, k, u;
 
 	for (r0 = 0; r0 < rows; r0 += EB_MOE_ROWS)
 #pragma unroll
 		for (j = 0; j < EB_MOE_ROWS; j++)
 			if (r0 + j < rows)
-				odd |= (uintptr_t)(from + ph->row_at[first + r0 + j]);
+				odd |= (uintptr_t)(from + it->row_at[first + r0 + j]);
 	if (odd & 15)
 		return 0;
 	for (e = t; e < n; e += of * EB_MOE_SUMS) {
@@ -302,8 +302,8 @@ EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint6
 #pragma unroll
 			for (j = 0; j < EB_MOE_ROWS; j++)
 				if (r0 + j < rows) {
-					row[j] = (const uint4 *)(from + ph->row_at[first + r0 + j]);
-					wt[j] = 0.25f * (float)ph->row_w[first + r0 + j];
+					row[j] = (const uint4 *)(from + it->row_at[first + r0 + j]);
+					wt[j] = 0.25f * (float)it->row_w[first + r0 + j];
 				}
 #pragma unroll
 			for (j = 0; j < EB_MOE_ROWS; j++)
@@ -355,17 +355,17 @@ EB_Q_FN int eb_moe_sum16(const struct eb_moe_work *w, char *to, int64_t i, uint6
  * row once per element). */
 static inline void eb_moe_sum_block(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t)
 {
-	const struct eb_moe_phase *ph = &w->ph;
-	const char *from = ph->from_dst ? w->dst : w->src;
-	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+	const struct eb_moe_items *it = &w->items;
+	const char *from = it->from_dst ? w->dst : w->src;
+	uint32_t r, first = it->first[i], rows = it->rows[i];
 	float acc[EB_MOE_CPU_BLOCK];
 	int k;
 
 	for (k = 0; k < EB_MOE_CPU_BLOCK; k++)
 		acc[k] = 0;
 	for (r = 0; r < rows; r++) {
-		const uint16_t *row = (const uint16_t *)(from + ph->row_at[first + r]) + t;
-		float wt = 0.25f * (float)ph->row_w[first + r];
+		const uint16_t *row = (const uint16_t *)(from + it->row_at[first + r]) + t;
+		float wt = 0.25f * (float)it->row_w[first + r];
 
 		for (k = 0; k < EB_MOE_CPU_BLOCK; k++)
 			acc[k] += wt * eb_moe_f32(row[k]);
@@ -378,10 +378,10 @@ static inline void eb_moe_sum_block(const struct eb_moe_work *w, char *to, int64
 /* Item i summed into to: elements t, t + of, ... (a GPU block's threads, or one thread). */
 EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64_t t, uint64_t of)
 {
-	const struct eb_moe_phase *ph = &w->ph;
-	const char *from = ph->from_dst ? w->dst : w->src;
-	uint64_t n = ph->len[i] / 2, e;
-	uint32_t r, first = ph->first[i], rows = ph->rows[i];
+	const struct eb_moe_items *it = &w->items;
+	const char *from = it->from_dst ? w->dst : w->src;
+	uint64_t n = it->len[i] / 2, e;
+	uint32_t r, first = it->first[i], rows = it->rows[i];
 
 #if defined(__CUDACC__)
 	if (eb_moe_sum16(w, to, i, t, of))
@@ -396,9 +396,9 @@ EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64
 		float acc = 0;
 
 		for (r = 0; r < rows; r++) {
-			const uint16_t *row = (const uint16_t *)(from + ph->row_at[first + r]);
+			const uint16_t *row = (const uint16_t *)(from + it->row_at[first + r]);
 
-			acc += 0.25f * (float)ph->row_w[first + r] * eb_moe_f32(row[e]);
+			acc += 0.25f * (float)it->row_w[first + r] * eb_moe_f32(row[e]);
 		}
 		((uint16_t *)to)[e] = eb_moe_bf16(acc);
 	}
@@ -417,23 +417,23 @@ EB_Q_FN void eb_moe_sum(const struct eb_moe_work *w, char *to, int64_t i, uint64
 EB_Q_FN int eb_moe_make(const struct eb_moe_work *w, char *to, const uint64_t *to_off, int64_t a,
 			int64_t b)
 {
-	const struct eb_moe_phase *ph = &w->ph;
-	const char *from = ph->from_dst ? w->dst : w->src;
+	const struct eb_moe_items *it = &w->items;
+	const char *from = it->from_dst ? w->dst : w->src;
 	int64_t i;
 
 #if defined(__CUDACC__)
-	if (b > a && ph->same > 0 && ph->rows[a] == 0 && ph->rows[b - 1] == 0 &&
-	    eb_moe_aligned(to, to_off[a], from, ph->src[a], ph->same)) {
-		eb_moe_copy_same(to, to_off, from, ph->src, ph->same, a, b, threadIdx.x,
+	if (b > a && it->same > 0 && it->rows[a] == 0 && it->rows[b - 1] == 0 &&
+	    eb_moe_aligned(to, to_off[a], from, it->src[a], it->same)) {
+		eb_moe_copy_same(to, to_off, from, it->src, it->same, a, b, threadIdx.x,
 				 blockDim.x);
 		return 0;
 	}
 #endif
 	for (i = a; i < b; i++) {
-		if (ph->rows[i] > 0)
+		if (it->rows[i] > 0)
 			eb_moe_sum(w, to + to_off[i], i, EB_MOE_T, EB_MOE_OF);
-		else if (to + to_off[i] != from + ph->src[i])
-			eb_moe_copy(to + to_off[i], from + ph->src[i], ph->len[i]);
+		else if (to + to_off[i] != from + it->src[i])
+			eb_moe_copy(to + to_off[i], from + it->src[i], it->len[i]);
 	}
 	return 0;
 }
@@ -441,7 +441,7 @@ EB_Q_FN int eb_moe_make(const struct eb_moe_work *w, char *to, const uint64_t *t
 /* The same, by the producer's kind: CPU producers over GPU memory queue one kernel. */
 EB_Q_FN int eb_moe_make_at(const struct eb_moe_work *w, int peer, int packed, int64_t a, int64_t b)
 {
-	const struct eb_moe_phase *ph = &w->ph;
+	const struct eb_moe_items *it = &w->items;
 	char *to = packed ? w->src : peer == w->rank ? w->dst : w->peer[peer];
 
 #if !defined(__CUDACC__)
@@ -453,13 +453,13 @@ EB_Q_FN int eb_moe_make_at(const struct eb_moe_work *w, int peer, int packed, in
 					 packed, a, b)
 			     : 0;
 #endif
-	return eb_moe_make(w, to, packed ? ph->packed : ph->dst, a, b);
+	return eb_moe_make(w, to, packed ? it->packed : it->dst, a, b);
 }
 
 /* Whether item i must be made in the packing area before the fabric can carry it. */
-EB_Q_FN int eb_moe_packs(const struct eb_moe_phase *ph, int64_t i)
+EB_Q_FN int eb_moe_packs(const struct eb_moe_items *it, int64_t i)
 {
-	return ph->rows[i] > 0 || ph->packed[i] != ph->src[i] || ph->from_dst;
+	return it->rows[i] > 0 || it->packed[i] != it->src[i] || it->from_dst;
 }
 
 /* Decode through the fabric: this producer's items [a, b) of a destination, one put each
@@ -467,12 +467,12 @@ EB_Q_FN int eb_moe_packs(const struct eb_moe_phase *ph, int64_t i)
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
 			int64_t a, int64_t b)
 {
-	const struct eb_moe_phase *ph = &w->ph;
+	const struct eb_moe_items *it = &w->items;
 	int64_t i;
 	int rc = 0;
 
 	for (i = a; i < b; i++) {
-		int made = eb_moe_packs(ph, i);
+		int made = eb_moe_packs(it, i);
 
 		if (made) {
 			if (eb_moe_make_at(w, peer, 1, i, i + 1) != 0)
@@ -480,8 +480,8 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 			EB_MOE_SYNC(w); /* made bytes visible to the NIC before the put */
 		}
 		if (EB_MOE_LEAD && rc == 0 &&
-		    eb_put_nbi(d, (unsigned)peer, ph->dst[i], made ? ph->packed[i] : ph->src[i],
-			       ph->len[i]) != 0)
+		    eb_put_nbi(d, (unsigned)peer, it->dst[i], made ? it->packed[i] : it->src[i],
+			       it->len[i]) != 0)
 			rc = -1;
 	}
 	return rc;
@@ -494,7 +494,7 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
 			  int peer, int64_t a, int64_t b)
 {
-	const struct eb_moe_phase *ph = &w->ph;
+	const struct eb_moe_items *it = &w->items;
 	int mine = eb_moe_on_queue(w, q), rc = 0;
 	/* A piece's counter: its first item / piece + peer differs for every piece of a leg,
 	 * since a destination's items follow the one below's. */
@@ -503,14 +503,14 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
 	int64_t s, e;
 
 	for (s = a; s < b; s = e) {
-		e = b - s > ph->piece ? s + ph->piece : b;
+		e = b - s > it->piece ? s + it->piece : b;
 		if (eb_moe_make_at(w, peer, 1, eb_moe_cut(s, e, i, mine),
 				   eb_moe_cut(s, e, i + 1, mine)) != 0)
 			rc = -1;
 		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
-		if (EB_MOE_LEAD && eb_moe_last(&tk[s / ph->piece], mine) &&
-		    eb_put_nbi(d, (unsigned)peer, ph->dst[s], ph->packed[s],
-			       ph->packed[e - 1] + ph->len[e - 1] - ph->packed[s]) != 0)
+		if (EB_MOE_LEAD && eb_moe_last(&tk[s / it->piece], mine) &&
+		    eb_put_nbi(d, (unsigned)peer, it->dst[s], it->packed[s],
+			       it->packed[e - 1] + it->len[e - 1] - it->packed[s]) != 0)
 			rc = -1;
 	}
 	return rc;
@@ -520,13 +520,14 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
  * word for (this rank, q) is set to the leg's run number, after everything they stored. */
 EB_Q_FN void eb_moe_flag(const struct eb_moe_work *w, int peer, int q)
 {
-	uint64_t *f = w->peer_flags[peer] + w->ph.flag + (size_t)w->rank * EB_MOE_MAX_Q + (size_t)q;
+	uint64_t *f =
+	    w->peer_flags[peer] + w->items.flag + (size_t)w->rank * EB_MOE_MAX_Q + (size_t)q;
 
 #if defined(__CUDACC__)
 	__threadfence_system();
-	*(volatile uint64_t *)f = w->ph.seq;
+	*(volatile uint64_t *)f = w->items.seq;
 #else
-	atomic_store_explicit((_Atomic uint64_t *)f, w->ph.seq, memory_order_release);
+	atomic_store_explicit((_Atomic uint64_t *)f, w->items.seq, memory_order_release);
 #endif
 }
 
@@ -559,7 +560,7 @@ EB_Q_FN int eb_moe_stores(const struct eb_moe_work *w, int q, int i)
 			eb_moe_part(w, q, i, peer, &x, &y);
 #if defined(__CUDACC__)
 			c = y > x ? (int64_t)((uint64_t)blockDim.x * EB_MOE_UNROLL * 32 /
-					      (w->ph.len[x] > 0 ? w->ph.len[x] : 1))
+					      (w->items.len[x] > 0 ? w->items.len[x] : 1))
 				  : 1;
 			c = c > 0 ? c : 1;
 #else
@@ -607,7 +608,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 					       eb_moe_cut(a, b, i + 1, mine))) != 0)
 			rc = -1;
 		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
-		    eb_signal_nbi(d, (unsigned)peer, w->ph.sig + (unsigned)w->rank,
+		    eb_signal_nbi(d, (unsigned)peer, w->items.sig + (unsigned)w->rank,
 				  (uint64_t)(b - a) + EB_MOE_MARK, EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}

@@ -1,4 +1,4 @@
-#include "moe_hosts.h"
+#include "hosts.h"
 #include "core/arrays.h"
 #include "efabench/status.h"
 #include "core/log.h"

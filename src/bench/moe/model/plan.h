@@ -11,11 +11,11 @@
  *           sender's local index there, which forwards it to that host's ranks holding its
  *           experts (DeepEP's normal kernels); in combine each rank sums its experts'
  *           outputs for a token to one row, the forwarding rank sums its host's rows to one,
- *           and only that row crosses the fabric. With one host a phase has one leg; across
+ *           and only that row crosses the fabric. With one host an op has one leg; across
  *           hosts dispatch and combine each have two: to the forwarding ranks, then from them.
  *
  * A rank's source region:      x (its tokens) | out (expert outputs of the tokens it
- *                              received) | pack[phase][leg] (items packed per destination)
+ *                              received) | pack[op][leg] (items packed per destination)
  * A rank's destination region: recv (tokens received, by leg and writer) | back (what
  *                              returns for its own tokens, by writer) | fwd (tokens to
  *                              forward, by source) | stage (rows to sum before the fabric)
@@ -23,15 +23,15 @@
 #ifndef EB_BENCH_MOE_PLAN_H
 #define EB_BENCH_MOE_PLAN_H
 
-#include "moe_hosts.h"
-#include "moe_route.h"
+#include "hosts.h"
+#include "route.h"
 
 #include <stdint.h>
 
 enum { EB_MOE_RANK, EB_MOE_LL, EB_MOE_NORMAL };	     /* modes */
 enum { EB_PATH_OWN, EB_PATH_INTRA, EB_PATH_FABRIC }; /* how a destination is reached */
 
-/* What one leg of a phase moves from this rank: items grouped by destination rank, items
+/* What one leg of an op moves from this rank: items grouped by destination rank, items
  * [off[d], off[d + 1]) going to d, their destinations contiguous in the same order. An item
  * is a copy of len bytes from src, or (rows > 0) the weighted sum of `rows` bf16 rows of len
  * bytes at row_at[first..] with weights row_w[first..] in quarters. Going through the fabric,
@@ -94,19 +94,19 @@ struct eb_moe_plan {
 	uint64_t *fwd_at, *stage_at;
 };
 
-/* Items and bytes rank `from` sends rank `to` in a leg of a phase, from the routing alone
+/* Items and bytes rank `from` sends rank `to` in a leg of a op, from the routing alone
  * (every rank computes it alike; the builder checks its own items against it). */
 struct eb_moe_flow {
 	int64_t items;
 	uint64_t bytes;
 };
-struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int phase,
+struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int op,
 			       int leg, int from, int to);
 
-/* How rank `from` reaches `to` (EB_PATH_*), and what rank r moves in a phase, every leg,
+/* How rank `from` reaches `to` (EB_PATH_*), and what rank r moves in a op, every leg,
  * by path: bytes and items. */
 int eb_moe_path(const struct eb_moe_plan *p, int from, int to);
-void eb_moe_moved(const struct eb_moe_plan *p, const struct eb_route *rt, int phase, int r,
+void eb_moe_moved(const struct eb_moe_plan *p, const struct eb_route *rt, int op, int r,
 		  uint64_t bytes[3], int64_t items[3]);
 
 /* This rank's plan; EB_ENOMEM after one line, EB_EPROTO after one line where its items

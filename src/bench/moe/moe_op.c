@@ -3,7 +3,9 @@
  * one chunked write per destination on the harness's engine. A rank's step ends when its own
  * writes are complete and everything addressed to it has arrived. */
 #define _GNU_SOURCE
-#include "moe_state.h"
+#include "moe_op.h"
+#include "moe_cross.h"
+#include "moe_mpi.h"
 #include "efabench/layout.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -18,6 +20,18 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
+ * partner. */
+static struct eb_proxy *px_of(const struct mstate *st, int k)
+{
+	return st->side[st->init].px[k];
+}
+
+uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)
+{
+	return st->mo->piece ? st->mo->piece : c->chunk;
+}
+
 int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 {
 	uint64_t n = eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
@@ -25,13 +39,13 @@ int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
 	return n > 0 ? (int64_t)n : 1;
 }
 
-struct eb_moe_phase eb_moe_host_phase(const struct eb_ctx *c, const struct mstate *st, int which,
+struct eb_moe_items eb_moe_host_items(const struct eb_ctx *c, const struct mstate *st, int which,
 				      int leg)
 {
 	const struct eb_moe_leg *g = &st->plan.leg[which][leg];
 	uint32_t word = (uint32_t)(which * 2 + leg);
 
-	return (struct eb_moe_phase){.off = g->off,
+	return (struct eb_moe_items){.off = g->off,
 				     .src = g->src,
 				     .packed = g->packed,
 				     .len = g->len,
@@ -81,9 +95,9 @@ int eb_moe_begin(struct eb_ctx *c)
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
 	memset(st->expect, 0, sizeof(*st->expect) * 4 * (size_t)c->nranks);
 	for (k = 0; k < st->nq; k++)
-		st->w.d[k] = eb_proxy_dev(eb_moe_px(st, k));
+		st->w.d[k] = eb_proxy_dev(px_of(st, k));
 	for (k = 0; k < st->npx && rc == EB_OK; k++)
-		rc = eb_proxy_start(eb_moe_px(st, k));
+		rc = eb_proxy_start(px_of(st, k));
 	if (rc == EB_OK && st->init == INIT_CPU)
 		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
 	return rc;
@@ -97,12 +111,12 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 	if (!INIT_PROXIED(st->init))
 		return EB_OK;
 	for (k = 0; failed && k < st->npx; k++)
-		if (eb_moe_px(st, k) != NULL)
-			eb_proxy_abort(eb_moe_px(st, k));
+		if (px_of(st, k) != NULL)
+			eb_proxy_abort(px_of(st, k));
 	eb_moe_pool_stop(st->pool);
 	st->pool = NULL;
 	for (k = 0; k < st->npx; k++) {
-		int r = eb_moe_px(st, k) != NULL ? eb_proxy_stop(eb_moe_px(st, k)) : EB_OK;
+		int r = px_of(st, k) != NULL ? eb_proxy_stop(px_of(st, k)) : EB_OK;
 
 		if (rc == EB_OK)
 			rc = r;
@@ -116,7 +130,7 @@ uint64_t eb_moe_puts(const struct mstate *st)
 	int k;
 
 	for (k = 0; INIT_PROXIED(st->init) && k < st->nq; k++)
-		n += eb_proxy_puts(eb_moe_px(st, k));
+		n += eb_proxy_puts(px_of(st, k));
 	return n;
 }
 
@@ -127,9 +141,9 @@ static uint64_t signalled(const struct mstate *st, unsigned word)
 	int k;
 
 	for (k = 0; k < st->npx; k++)
-		sum += atomic_load_explicit(
-		    (_Atomic uint64_t *)&eb_proxy_signals(eb_moe_px(st, k))[word],
-		    memory_order_acquire);
+		sum +=
+		    atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(px_of(st, k))[word],
+					 memory_order_acquire);
 	return sum;
 }
 
@@ -139,7 +153,7 @@ static uint64_t idle_ns(const struct mstate *st)
 	int k;
 
 	for (k = 0; k < st->npx; k++) {
-		uint64_t n = eb_proxy_idle_ns(eb_moe_px(st, k));
+		uint64_t n = eb_proxy_idle_ns(px_of(st, k));
 
 		least = n < least ? n : least;
 	}
@@ -160,7 +174,7 @@ static int told(const struct eb_ctx *c, const struct mstate *st, int word, int s
 	f += ((size_t)word * (size_t)c->nranks + (size_t)s) * EB_MOE_MAX_Q;
 	for (q = 0; q < eb_moe_queues(&st->w); q++)
 		if (atomic_load_explicit((_Atomic uint64_t *)&f[q], memory_order_acquire) <
-		    st->w.ph.seq)
+		    st->w.items.seq)
 			return 0;
 	return 1;
 }
@@ -205,7 +219,7 @@ static int producers_failed(const struct mstate *st, const char *step, int late)
 	char why[320] = "";
 
 	for (k = 0; k < (size_t)st->nq; k++)
-		bits |= eb_proxy_errors(eb_moe_px(st, (int)k));
+		bits |= eb_proxy_errors(px_of(st, (int)k));
 	for (k = 0; k < sizeof(q_errors) / sizeof(q_errors[0]); k++)
 		if ((bits & (1u << k)) && used < sizeof(why))
 			used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s",
@@ -233,18 +247,18 @@ static int launch(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	int own = own_by_rank(c, st), rc = EB_OK;
 
 	if (st->init == INIT_CPU) {
-		st->w.ph = eb_moe_host_phase(c, st, which, leg);
-		st->w.ph.seq = st->runs[which][leg];
+		st->w.items = eb_moe_host_items(c, st, which, leg);
+		st->w.items.seq = st->runs[which][leg];
 #ifdef EB_HAVE_CUDA
 		if (st->have_dev)
-			st->w.gph = st->dev[which][leg];
+			st->w.gitems = st->dev[which][leg];
 #endif
 		eb_moe_pool_go(st->pool);
 		return EB_OK;
 	}
 #ifdef EB_HAVE_CUDA
-	st->w.ph = st->dev[which][leg];
-	st->w.ph.seq = st->runs[which][leg];
+	st->w.items = st->dev[which][leg];
+	st->w.items.seq = st->runs[which][leg];
 	st->w.own_by_rank = own; /* the kernel takes w by value: CPU producers see 0 */
 	rc = eb_mk_launch(&st->w);
 	st->w.own_by_rank = 0;
@@ -254,10 +268,10 @@ static int launch(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	if (rc == EB_OK && own) {
 		struct eb_moe_work hw = st->w;
 
-		hw.ph = eb_moe_host_phase(c, st, which, leg);
+		hw.items = eb_moe_host_items(c, st, which, leg);
 		hw.gather = NULL;
-		(void)eb_moe_make(&hw, hw.dst, hw.ph.dst, hw.ph.off[c->rank],
-				  hw.ph.off[c->rank + 1]);
+		(void)eb_moe_make(&hw, hw.dst, hw.items.dst, hw.items.off[c->rank],
+				  hw.items.off[c->rank + 1]);
 	}
 	return rc;
 }
@@ -324,7 +338,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		}
 	}
 	for (s = 0; s < st->nq; s++) /* producers give up at once; the caller stops the rest */
-		eb_proxy_abort(eb_moe_px(st, s));
+		eb_proxy_abort(px_of(st, s));
 	while (!done && producers_done(st, &failed) == 0)
 		sched_yield();
 	return rc;
@@ -362,7 +376,7 @@ static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 }
 
 /* --staged: tokens and outputs live in GPU memory and the fabric moves pinned bounce buffers;
- * a phase copies what this rank sends to them before (its tokens or outputs, and the phase's
+ * an op copies what this rank sends to them before (its tokens or outputs, and the op's
  * packing areas, which the a2av sends from) and what it received from them after, inside its
  * time. */
 static int stage(struct mstate *st, int which, int received)
@@ -386,7 +400,7 @@ static int stage(struct mstate *st, int which, int received)
 	return rc != EB_OK ? rc : eb_mem_copy(&st->src.bounce, a, &st->src.pay, a, b - a);
 }
 
-/* One phase, every leg; *cross gets the seconds of the leg that crosses between hosts. */
+/* One op, every leg; *cross gets the seconds of the leg that crosses between hosts. */
 static int step(struct eb_ctx *c, struct mstate *st, int which, double *cross)
 {
 	int leg, rc = stage(st, which, 0);
@@ -409,11 +423,11 @@ int eb_moe_iter(struct eb_ctx *c)
 	double cross = 0;
 	int rc = EB_OK;
 
-	if (st->phase != PH_COMBINE)
+	if (st->op != OP_COMBINE)
 		rc = step(c, st, 0, &cross);
-	if (rc == EB_OK && st->phase != PH_DISPATCH)
+	if (rc == EB_OK && st->op != OP_DISPATCH)
 		rc = step(c, st, 1, &cross);
-	if (rc == EB_OK && eb_moe_cross_timed(st, st->phase))
+	if (rc == EB_OK && eb_moe_cross_timed(st, st->op))
 		eb_span(c, MOE_SPAN_CROSS, cross);
 	return rc;
 }

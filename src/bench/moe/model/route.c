@@ -1,4 +1,4 @@
-#include "moe_route.h"
+#include "route.h"
 #include "efabench/status.h"
 #include "core/log.h"
 

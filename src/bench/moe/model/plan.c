@@ -1,14 +1,165 @@
-/* The plan: one walk of what a writer sends a destination in a leg (walk) serves both ends.
- * The writer makes its items from it; the destination learns from it what lands where in
- * the writer's block (tokens to check or forward, rows to sum or check). */
-#include "moe_plan.h"
-#include "moe_plan_int.h"
+/* efabench moe's plan: from the routing and the hosts, how much each rank sends each other
+ * in every leg of an op, dispatch or combine (the flows: the receivers' layouts and what they wait
+ * for come from here), then one walk of what a writer sends a destination in a leg (walk) that
+ * serves both ends: the writer makes its items from it, the destination learns from it what lands
+ * where in the writer's block (tokens to check or forward, rows to sum or check); the items
+ * made are checked against the flows. */
+#include "plan.h"
 #include "core/arrays.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the flows: bytes and items per (op, leg, writer, destination) ---- */
+
+static int64_t at(const int64_t *m, int cols, int a, int b)
+{
+	return m[(size_t)a * (size_t)cols + (size_t)b];
+}
+
+static int same_host(const struct eb_moe_plan *p, int a, int b)
+{
+	return p->hosts->host[a] == p->hosts->host[b];
+}
+
+/* The experts token t of rank s selects, ascending (-1 after the last). */
+static const int32_t *sel_of(const struct eb_route *rt, int s, int t)
+{
+	return &rt->sel[((size_t)s * (size_t)rt->tokens + (size_t)t) * (size_t)rt->width];
+}
+
+static int two_level(const struct eb_moe_plan *p)
+{
+	return p->mode == EB_MOE_NORMAL && p->hosts->n > 1;
+}
+
+static int direct(const struct eb_moe_plan *p, int s, int d)
+{
+	return !two_level(p) || same_host(p, s, d);
+}
+
+static int forwards(const struct eb_moe_plan *p, int f, int s)
+{
+	const struct eb_moe_hosts *h = p->hosts;
+
+	return two_level(p) && !same_host(p, f, s) && h->local[s] == h->local[f];
+}
+
+/* Tokens of the sources that f forwards, bound for rank d (on f's host). */
+static int64_t forwarded_to(const struct eb_moe_plan *p, const struct eb_route *rt, int f, int d)
+{
+	int64_t n = 0;
+	int s;
+
+	for (s = 0; s < p->ranks; s++)
+		if (forwards(p, f, s))
+			n += at(rt->count, p->ranks, s, d);
+	return n;
+}
+
+static struct eb_moe_flow dispatch_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
+					int leg, int w, int d)
+{
+	const struct eb_moe_hosts *h = p->hosts;
+	int64_t n = 0;
+
+	if (leg == 0 && direct(p, w, d))
+		n = at(p->mode == EB_MOE_LL ? rt->nsel : rt->count, p->ranks, w, d);
+	else if (leg == 0 && forwards(p, d, w))
+		n = at(p->hcount, h->n, w, h->host[d]);
+	else if (leg == 1 && two_level(p) && same_host(p, w, d))
+		n = forwarded_to(p, rt, w, d);
+	return (struct eb_moe_flow){n, (uint64_t)n * p->tok_bytes};
+}
+
+static struct eb_moe_flow combine_flow(const struct eb_moe_plan *p, const struct eb_route *rt,
+				       int leg, int w, int d)
+{
+	const struct eb_moe_hosts *h = p->hosts;
+	int64_t sel = at(rt->nsel, p->ranks, d, w), rows = 0;
+
+	if (leg == 1) {
+		rows = forwards(p, w, d) ? at(p->hcount, h->n, d, h->host[w]) : 0;
+		return (struct eb_moe_flow){rows, (uint64_t)rows * p->out_bytes};
+	}
+	if (p->mode == EB_MOE_RANK)
+		return (struct eb_moe_flow){p->split_out ? sel : at(rt->count, p->ranks, d, w),
+					    (uint64_t)sel * p->out_bytes};
+	if (p->mode == EB_MOE_LL)
+		return (struct eb_moe_flow){sel, (uint64_t)sel * p->out_bytes};
+	if (direct(p, w, d))
+		rows = at(rt->count, p->ranks, d, w);
+	if (two_level(p) && same_host(p, w, d))
+		rows += forwarded_to(p, rt, d, w);
+	return (struct eb_moe_flow){rows, (uint64_t)rows * p->out_bytes};
+}
+
+struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int op,
+			       int leg, int from, int to)
+{
+	return op == 0 ? dispatch_flow(p, rt, leg, from, to) : combine_flow(p, rt, leg, from, to);
+}
+
+static uint64_t in_base(const struct eb_moe_plan *p, const struct eb_route *rt, int op, int leg,
+			int writer, int d)
+{
+	uint64_t off = p->in_off[op][leg];
+	int w;
+
+	for (w = 0; w < writer; w++)
+		off += eb_moe_flow(p, rt, op, leg, w, d).bytes;
+	return off;
+}
+
+/* Each leg's arrival area: as large as the most any rank receives in it. */
+static void areas(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	uint64_t off = 0;
+	int op, leg, d, w;
+
+	for (op = 0; op < 2; op++)
+		for (leg = 0; leg < 2; leg++) {
+			uint64_t most = 0;
+
+			for (d = 0; d < p->ranks && leg < p->nlegs; d++) {
+				uint64_t in = 0;
+
+				for (w = 0; w < p->ranks; w++)
+					in += eb_moe_flow(p, rt, op, leg, w, d).bytes;
+				most = in > most ? in : most;
+			}
+			p->in_off[op][leg] = off;
+			off += most;
+		}
+	p->dst_len = off;
+}
+
+int eb_moe_path(const struct eb_moe_plan *p, int from, int to)
+{
+	if (from == to)
+		return EB_PATH_OWN;
+	return p->intra && same_host(p, from, to) ? EB_PATH_INTRA : EB_PATH_FABRIC;
+}
+
+void eb_moe_moved(const struct eb_moe_plan *p, const struct eb_route *rt, int op, int r,
+		  uint64_t bytes[3], int64_t items[3])
+{
+	int leg, d, k;
+
+	for (k = 0; k < 3; k++)
+		bytes[k] = 0, items[k] = 0;
+	for (leg = 0; leg < p->nlegs; leg++)
+		for (d = 0; d < p->ranks; d++) {
+			struct eb_moe_flow f = eb_moe_flow(p, rt, op, leg, r, d);
+
+			bytes[eb_moe_path(p, r, d)] += f.bytes;
+			items[eb_moe_path(p, r, d)] += f.items;
+		}
+}
+
+/* ---- the walk ---- */
 
 enum { IT_TOKEN, IT_OUT, IT_SUM_RANK, IT_SUM_HOST };
 
@@ -22,7 +173,7 @@ typedef void (*emit_fn)(void *arg, const struct item *it);
 /* The selections of a token that live on rank d: [*k0, *k1) (empty: none). */
 static void on_rank(const struct eb_route *rt, int s, int t, int d, int *k0, int *k1)
 {
-	const int32_t *x = eb_route_sel(rt, s, t);
+	const int32_t *x = sel_of(rt, s, t);
 	int k = 0;
 
 	while (k < rt->width && x[k] >= 0 && x[k] / rt->per_rank < d)
@@ -35,7 +186,7 @@ static void on_rank(const struct eb_route *rt, int s, int t, int d, int *k0, int
 
 static int on_host(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t, int h)
 {
-	const int32_t *x = eb_route_sel(rt, s, t);
+	const int32_t *x = sel_of(rt, s, t);
 	int k;
 
 	for (k = 0; k < rt->width && x[k] >= 0; k++)
@@ -64,15 +215,15 @@ static void walk_dispatch(const struct eb_moe_plan *p, const struct eb_route *rt
 {
 	int s, t;
 
-	if (leg == 0 && eb_moe_direct(p, w, d)) {
+	if (leg == 0 && direct(p, w, d)) {
 		walk_tokens(rt, IT_TOKEN, p->mode == EB_MOE_LL, w, d, f, arg);
-	} else if (leg == 0 && eb_moe_forwards(p, d, w)) {
+	} else if (leg == 0 && forwards(p, d, w)) {
 		for (t = 0; t < rt->tokens; t++)
 			if (on_host(p, rt, w, t, p->hosts->host[d]))
 				f(arg, &(struct item){IT_TOKEN, w, t, 0, 0});
-	} else if (leg == 1 && eb_moe_two_level(p) && eb_moe_same_host(p->hosts, w, d)) {
+	} else if (leg == 1 && two_level(p) && same_host(p, w, d)) {
 		for (s = 0; s < p->ranks; s++)
-			if (eb_moe_forwards(p, w, s))
+			if (forwards(p, w, s))
 				walk_tokens(rt, IT_TOKEN, 0, s, d, f, arg);
 	}
 }
@@ -83,7 +234,7 @@ static void walk_combine(const struct eb_moe_plan *p, const struct eb_route *rt,
 	int s, t;
 
 	if (leg == 1) {
-		for (t = 0; t < rt->tokens && eb_moe_forwards(p, w, d); t++)
+		for (t = 0; t < rt->tokens && forwards(p, w, d); t++)
 			if (on_host(p, rt, d, t, p->hosts->host[w]))
 				f(arg, &(struct item){IT_SUM_HOST, d, t, 0, 0});
 		return;
@@ -92,19 +243,19 @@ static void walk_combine(const struct eb_moe_plan *p, const struct eb_route *rt,
 		walk_tokens(rt, IT_OUT, p->mode == EB_MOE_LL || p->split_out, d, w, f, arg);
 		return;
 	}
-	if (eb_moe_direct(p, w, d))
+	if (direct(p, w, d))
 		walk_tokens(rt, IT_SUM_RANK, 0, d, w, f, arg);
-	if (eb_moe_two_level(p) && eb_moe_same_host(p->hosts, w, d))
+	if (two_level(p) && same_host(p, w, d))
 		for (s = 0; s < p->ranks; s++)
-			if (eb_moe_forwards(p, d, s))
+			if (forwards(p, d, s))
 				walk_tokens(rt, IT_SUM_RANK, 0, s, w, f, arg);
 }
 
-/* What writer w sends d in a leg of a phase, in the order it lands. */
-static void walk(const struct eb_moe_plan *p, const struct eb_route *rt, int ph, int leg, int w,
+/* What writer w sends d in a leg of a op, in the order it lands. */
+static void walk(const struct eb_moe_plan *p, const struct eb_route *rt, int op, int leg, int w,
 		 int d, emit_fn f, void *arg)
 {
-	if (ph == 0)
+	if (op == 0)
 		walk_dispatch(p, rt, leg, w, d, f, arg);
 	else
 		walk_combine(p, rt, leg, w, d, f, arg);
@@ -115,7 +266,7 @@ static void walk(const struct eb_moe_plan *p, const struct eb_route *rt, int ph,
 struct land {
 	struct eb_moe_plan *p;
 	const struct eb_route *rt;
-	int ph, leg, w;
+	int op, leg, w;
 	uint64_t off; /* where the next item lands */
 };
 
@@ -133,7 +284,7 @@ static size_t stage_index(const struct eb_moe_plan *p, int s, int t, int r)
 static void land_back(struct land *l, const struct item *it)
 {
 	struct eb_moe_plan *p = l->p;
-	const int32_t *x = eb_route_sel(l->rt, it->s, it->t);
+	const int32_t *x = sel_of(l->rt, it->s, it->t);
 	size_t at = (size_t)it->t * (size_t)l->rt->width;
 	int k;
 
@@ -163,7 +314,7 @@ static void land(void *arg, const struct item *it)
 
 	if (it->kind == IT_TOKEN) {
 		p->slots[p->nslots++] = (struct eb_moe_slot){l->off, it->s, it->t};
-		if (l->leg == 0 && !eb_moe_direct(p, it->s, p->rank))
+		if (l->leg == 0 && !direct(p, it->s, p->rank))
 			p->fwd_at[fwd_index(p, it->s, it->t)] = l->off;
 		l->off += p->tok_bytes;
 		return;
@@ -289,36 +440,36 @@ static void place(struct eb_moe_leg *g, int d, uint64_t *packed)
 	}
 }
 
-/* The items this rank sends in one leg of a phase, checked against the flows the routing
+/* The items this rank sends in one leg of a op, checked against the flows the routing
  * gives, tallied by path. */
-static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int ph, int leg)
+static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int op, int leg)
 {
-	struct eb_moe_leg *g = &p->leg[ph][leg];
+	struct eb_moe_leg *g = &p->leg[op][leg];
 	struct make m = {p, rt, g, 1, 0};
 	uint64_t packed = g->pack_off;
 	int d;
 
 	g->from_dst = leg == 1;
 	for (d = 0; d < p->ranks; d++)
-		walk(p, rt, ph, leg, p->rank, d, make, &m);
+		walk(p, rt, op, leg, p->rank, d, make, &m);
 	if (leg_alloc(g, p->ranks) != EB_OK)
 		return EB_ENOMEM;
 	g->items = g->refs = 0;
 	m.count = 0;
 	for (d = 0; d < p->ranks; d++) {
-		struct eb_moe_flow want = eb_moe_flow(p, rt, ph, leg, p->rank, d);
+		struct eb_moe_flow want = eb_moe_flow(p, rt, op, leg, p->rank, d);
 		int64_t a = g->items;
 		uint64_t bytes = m.at;
 
 		g->off[d] = a;
-		bytes = m.at = eb_moe_in_base(p, rt, ph, leg, p->rank, d);
-		walk(p, rt, ph, leg, p->rank, d, make, &m);
+		bytes = m.at = in_base(p, rt, op, leg, p->rank, d);
+		walk(p, rt, op, leg, p->rank, d, make, &m);
 		if (g->items - a != want.items || m.at - bytes != want.bytes) {
 			eb_err(
 			    "moe's layout disagrees with its routing: rank %d sends rank %d %lld "
 			    "items (%llu bytes) in leg %d of %s, the routing says %lld (%llu)",
 			    p->rank, d, (long long)(g->items - a),
-			    (unsigned long long)(m.at - bytes), leg, ph ? "combine" : "dispatch",
+			    (unsigned long long)(m.at - bytes), leg, op ? "combine" : "dispatch",
 			    (long long)want.items, (unsigned long long)want.bytes);
 			return EB_EPROTO;
 		}
@@ -328,7 +479,7 @@ static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int ph, i
 	g->off[p->ranks] = g->items;
 	for (d = 0; d < p->ranks; d++)
 		place(g, d, &packed);
-	g->same = ph == 0 ? p->tok_bytes : p->out_bytes;
+	g->same = op == 0 ? p->tok_bytes : p->out_bytes;
 	for (d = 0; d < g->items; d++)
 		if (g->len[d] != g->same)
 			g->same = 0;
@@ -361,26 +512,26 @@ static void serve(struct eb_moe_plan *p, const struct eb_route *rt)
 /* What lands here in every leg, writer by writer. */
 static void receive(struct eb_moe_plan *p, const struct eb_route *rt)
 {
-	int ph, leg, w;
+	int op, leg, w;
 
-	for (ph = 0; ph < 2; ph++)
+	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < p->nlegs; leg++)
 			for (w = 0; w < p->ranks; w++) {
-				struct land l = {
-				    p, rt, ph, leg, w, eb_moe_in_base(p, rt, ph, leg, w, p->rank)};
+				struct land l = {p,   rt, op,
+						 leg, w,  in_base(p, rt, op, leg, w, p->rank)};
 
-				walk(p, rt, ph, leg, w, p->rank, land, &l);
+				walk(p, rt, op, leg, w, p->rank, land, &l);
 			}
 }
 
-static int64_t arriving(const struct eb_moe_plan *p, const struct eb_route *rt, int ph)
+static int64_t arriving(const struct eb_moe_plan *p, const struct eb_route *rt, int op)
 {
 	int64_t n = 0;
 	int leg, w;
 
 	for (leg = 0; leg < p->nlegs; leg++)
 		for (w = 0; w < p->ranks; w++)
-			n += eb_moe_flow(p, rt, ph, leg, w, p->rank).items;
+			n += eb_moe_flow(p, rt, op, leg, w, p->rank).items;
 	return n;
 }
 
@@ -422,7 +573,7 @@ static int alloc_counts(struct eb_moe_plan *p, const struct eb_route *rt)
 static int alloc_lists(struct eb_moe_plan *p, const struct eb_route *rt)
 {
 	size_t n = (size_t)p->ranks, toks = (size_t)rt->tokens, hosts = (size_t)p->hosts->n;
-	size_t sel = toks * (size_t)rt->width, two = eb_moe_two_level(p) ? 1 : 0;
+	size_t sel = toks * (size_t)rt->width, two = two_level(p) ? 1 : 0;
 	size_t slots = (size_t)arriving(p, rt, 0) + 1, staged = (size_t)arriving(p, rt, 1) + 1;
 	size_t served = (size_t)tokens_with_sel(rt, p->rank) + 1, i;
 
@@ -445,16 +596,16 @@ static int alloc_lists(struct eb_moe_plan *p, const struct eb_route *rt)
 static void lay_out_source(struct eb_moe_plan *p, const struct eb_route *rt)
 {
 	uint64_t off;
-	int ph, leg, d;
+	int op, leg, d;
 
 	p->x_off = 0;
 	p->out_off = (uint64_t)p->tokens * p->tok_bytes;
 	off = p->out_off + (uint64_t)p->serve_out[p->served] * p->out_bytes;
-	for (ph = 0; ph < 2; ph++)
+	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < p->nlegs; leg++) {
-			p->leg[ph][leg].pack_off = off;
+			p->leg[op][leg].pack_off = off;
 			for (d = 0; d < p->ranks; d++)
-				off += eb_moe_flow(p, rt, ph, leg, p->rank, d).bytes;
+				off += eb_moe_flow(p, rt, op, leg, p->rank, d).bytes;
 		}
 	p->src_len = off;
 }
@@ -463,7 +614,7 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 		      const struct eb_moe_hosts *h, int rank, int mode, int intra,
 		      uint64_t tok_bytes, uint64_t out_bytes, int split_out)
 {
-	int d, ph, leg, rc;
+	int d, op, leg, rc;
 
 	memset(p, 0, sizeof(*p));
 	*p = (struct eb_moe_plan){.rank = rank,
@@ -475,7 +626,7 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 				  .tokens = rt->tokens,
 				  .tok_bytes = tok_bytes,
 				  .out_bytes = out_bytes};
-	p->nlegs = eb_moe_two_level(p) ? 2 : 1;
+	p->nlegs = two_level(p) ? 2 : 1;
 	rc = alloc_counts(p, rt);
 	rc = rc != EB_OK ? rc : alloc_lists(p, rt);
 	if (rc != EB_OK)
@@ -483,12 +634,12 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 	for (d = 0; d < p->ranks; d++)
 		p->path[d] = (int8_t)eb_moe_path(p, rank, d);
 	serve(p, rt);
-	eb_moe_areas(p, rt);
+	areas(p, rt);
 	lay_out_source(p, rt);
 	receive(p, rt);
-	for (ph = 0; ph < 2 && rc == EB_OK; ph++)
+	for (op = 0; op < 2 && rc == EB_OK; op++)
 		for (leg = 0; leg < p->nlegs && rc == EB_OK; leg++)
-			rc = build_leg(p, rt, ph, leg);
+			rc = build_leg(p, rt, op, leg);
 	if (rc == EB_OK)
 		return EB_OK;
 fail:
@@ -501,11 +652,11 @@ fail:
 
 void eb_moe_plan_free(struct eb_moe_plan *p)
 {
-	int ph, leg;
+	int op, leg;
 
-	for (ph = 0; ph < 2; ph++)
+	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < 2; leg++)
-			free(p->leg[ph][leg].block);
+			free(p->leg[op][leg].block);
 	free(p->lists);
 	free(p->block);
 	memset(p, 0, sizeof(*p));

@@ -1,0 +1,17 @@
+/* efabench moe's copy engines (moe_ce.c): whether some host has ranks storing into each
+ * other's GPU memory (alike on every rank); then a header point per op that times the copy
+ * engines for its same-host bytes (pts gets 2; else 0); their streams opened and closed around
+ * them (enter, leave), an iteration, and rank 0's record of the time. */
+#ifndef EB_BENCH_MOE_CE_H
+#define EB_BENCH_MOE_CE_H
+
+#include "moe_state.h"
+
+int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st);
+int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts);
+int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st);
+void eb_moe_ce_leave(struct mstate *st);
+int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st);
+void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s);
+
+#endif
