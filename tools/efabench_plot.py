@@ -11,6 +11,13 @@ Every subcommand's JSON is recognised by its "bench" (in "settings" or at the to
   proxy, in addition
       STEM-ratio.png       each proxy variant's Gbps over its CPU-initiated reference's, per size
       STEM-rate.png        (--mode rate) million puts/s per variant
+      STEM-stages.png      (stages stamped) per point of the largest size, a bar of the whole
+                           put's p50 split into its stages' p50s (queue, proxy, local
+                           completion, back to producer; to the target beside)
+  a --trace file (the Chrome Trace Event Format efabench writes)
+      STEM-timeline.png    the sampled puts of one point (the first with the most samples,
+                           else --point NAME) as spans against time: a row per rank and lane,
+                           each stage in its colour
   queue
       STEM-commands.png    million commands/s one consumer takes vs producers
   ipc
@@ -118,6 +125,8 @@ def first(*vals):
 def stamp_of(doc, args):
     s = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
     st = doc.get("stamp") if isinstance(doc.get("stamp"), dict) else {}
+    if not st and isinstance(doc.get("otherData"), dict):  # a trace
+        st = doc["otherData"].get("stamp") or {}
     hosts = first(s.get("hosts"), doc.get("hosts"))
     if isinstance(hosts, list):
         uniq = list(dict.fromkeys(str(h) for h in hosts))
@@ -340,6 +349,95 @@ def plot_harness(out, stem, doc):
         if len({r["size"] for r in rated}) == 1:
             bar_plot(out, f"{stem}-rate", rated, "mmsg_per_s", f"{who}: message rate",
                      "Rate (million puts/s)")
+    plot_stages(out, stem, res)
+
+
+STAGE_ORDER = ["queue", "proxy", "local completion", "back to producer", "to the target"]
+STAGE_COLORS = {"queue": "tab:blue", "proxy": "tab:orange", "local completion": "tab:green",
+                "back to producer": "tab:purple", "to the target": "tab:gray",
+                "sample": "0.85"}
+
+
+def plot_stages(out, stem, res):
+    """The largest size's points that stamped stages: a stacked bar of the chain's p50s per
+    point, the stage to the target as a thin bar beside it."""
+    staged = [r for r in res if isinstance(r.get("stages"), dict) and r["stages"].get("samples")]
+    if not staged:
+        return
+    top = max(r["size"] for r in staged)
+    rows = [r for r in staged if r["size"] == top]
+    fig, ax = new_fig(out.plt, wide=True)
+    series = {}
+    for i, r in enumerate(rows):
+        st, bottom = r["stages"], 0.0
+        for name in STAGE_ORDER[:4]:
+            v = st.get(name, {}).get("p50_us") if st.get(name, {}).get("samples") else None
+            if v is None:
+                continue
+            ax.bar(i - 0.1, v, 0.6, bottom=bottom, color=STAGE_COLORS[name],
+                   label=name if i == 0 else None)
+            series.setdefault(name, []).append([r["variant"], v])
+            bottom += v
+        tgt = st.get("to the target", {})
+        if tgt.get("samples"):
+            ax.bar(i + 0.3, tgt["p50_us"], 0.15, color=STAGE_COLORS["to the target"],
+                   label="to the target (beside)" if i == 0 else None)
+            series.setdefault("to the target", []).append([r["variant"], tgt["p50_us"]])
+        ax.plot([i - 0.4, i + 0.2], [st["whole"]["p50_us"]] * 2, color="black", lw=1)
+        series.setdefault("whole", []).append([r["variant"], st["whole"]["p50_us"]])
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([r["variant"] for r in rows])
+    ax.set_ylabel("p50 (us)")
+    ax.set_title(f"Where a put's time goes at {size_label(top)}: stages' p50 (black: the "
+                 "whole put's)")
+    legend(ax, 6)
+    finish(fig, wide=True)
+    out.save(fig, f"{stem}-stages", {"series": series})
+
+
+def plot_trace(out, stem, doc, point):
+    """One point's sampled puts as a waterfall: a row per sample (the first 24), its stages
+    against the time since its first stamp, each in its colour (a stage that ends on the
+    target rank drawn thinner)."""
+    ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    ids = {}
+    for e in ev:
+        ids.setdefault(e["args"]["point"], set()).add(e["args"]["sample"])
+    count = {p: len(v) for p, v in ids.items()}
+    if not count:
+        die("the trace holds no sampled puts")
+    if point is None:
+        point = max(count, key=lambda p: (count[p], -list(count).index(p)))
+    elif point not in count:
+        die(f"--point {point}: the trace has {', '.join(count)}")
+    by = {}
+    for e in ev:
+        if e["args"]["point"] == point:
+            by.setdefault(e["args"]["sample"], []).append(e)
+    samples = sorted(by, key=lambda k: min(e["ts"] for e in by[k]))[:24]
+    fig, ax = new_fig(out.plt, wide=True)
+    seen, spans = set(), []
+    for y, k in enumerate(samples):
+        t0 = min(e["ts"] for e in by[k])
+        for e in by[k]:
+            if e["name"] == "sample":
+                continue
+            thin = e["pid"] != 0
+            h = 0.3 if thin else 0.7
+            ax.broken_barh([(e["ts"] - t0, max(e["dur"], 1e-3))], (y - h / 2, h),
+                           color=STAGE_COLORS.get(e["name"], "tab:red"),
+                           label=None if e["name"] in seen else e["name"])
+            seen.add(e["name"])
+            spans.append([k, e["name"], e["pid"], e["ts"] - t0, e["dur"]])
+    ax.set_yticks(range(len(samples)))
+    ax.set_yticklabels([f"put {k & 0xffffffffff}" for k in samples], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("us since the put's push (thin: ends on the target rank)")
+    ax.set_title(f"Where each sampled put's time goes: {point}, {len(samples)} of "
+                 f"{count[point]} sampled puts")
+    legend(ax, 6)
+    finish(fig, wide=True)
+    out.save(fig, f"{stem}-timeline", {"point": point, "spans": spans})
 
 
 def plot_ratio(out, stem, res, who):
@@ -813,6 +911,7 @@ def main(argv):
     ap.add_argument("--host", help="machine named when the JSON names none")
     ap.add_argument("--provider", help="provider named when the JSON names none")
     ap.add_argument("--date", help="date shown when the JSON has none")
+    ap.add_argument("--point", help="a trace's point to draw (default: the most sampled)")
     args = ap.parse_args(argv)
 
     docs = []
@@ -824,6 +923,9 @@ def main(argv):
             die(f"cannot read {path}: {e.strerror}")
         except ValueError as e:
             die(f"{path} is not JSON: {e}")
+        if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
+            docs.append((path, doc))
+            continue
         if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
             die(f"{path} is not efabench --json output (no results list)")
         docs.append((path, doc))
@@ -841,10 +943,12 @@ def main(argv):
     written = []
     for k, (path, doc) in enumerate(docs):
         stem = stems[k] if stems.count(stems[k]) == 1 else f"{k + 1}-{stems[k]}"
-        bench = bench_of(doc)
+        bench = bench_of(doc) or (doc.get("otherData") or {}).get("bench")
         out = Out(plt, args.output, stamp_of(doc, args), bench)
         try:
-            if bench == "queue":
+            if "traceEvents" in doc:
+                plot_trace(out, stem, doc, args.point)
+            elif bench == "queue":
                 plot_queue(out, stem, doc)
             elif bench == "ipc":
                 plot_ipc(out, stem, doc)

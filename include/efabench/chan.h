@@ -58,6 +58,9 @@ struct eb_chan {
 	struct fid_cq *cq;
 	struct fid_av *av;
 	fi_addr_t *peers; /* [nranks] */
+	/* [nranks] payload bytes posted to each rank (writes, sends, injects): what efabench
+	 * put on this NIC, beside what the NIC's own counters saw (eb_chan_sent) */
+	uint64_t *sent;
 	uint64_t mr_mode;
 	uint64_t caps; /* the fi_info's: FI_HMEM when opened for GPU memory */
 	struct eb_limits lim;
@@ -74,6 +77,14 @@ struct eb_chan {
  * per peer: 2 x that, never below what the entry's queues hold (tx + rx size). efa-direct's
  * device CQ drops completions that overflow it. */
 size_t eb_cq_size(int nranks, int window, const struct fi_info *info);
+
+/* n more payload bytes posted to rank peer on c. Added by the thread that drives the channel,
+ * read by others between points: relaxed, and no slower than a plain add. */
+static inline void eb_chan_sent(struct eb_chan *c, int peer, uint64_t n)
+{
+	__atomic_store_n(&c->sent[peer], __atomic_load_n(&c->sent[peer], __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
 
 /* cfg may be NULL (the provider's defaults). */
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks,

@@ -102,6 +102,7 @@ struct eb_engine {
 	uint64_t prov_seq;
 	const char *prov_call;
 	int abandoned; /* eb_engine_abandon: the provider's objects are left to the exit */
+	uint64_t seq;  /* the order it opened in, in this process */
 	/* Optional: called for every write with immediate data that lands here, with the
 	 * sender, the channel and the high 16 bits of the immediate data (the tag). */
 	void (*on_write)(void *arg, int src, int chan, uint32_t tag);
@@ -143,6 +144,9 @@ static inline void eb_prov_leave(struct eb_engine *e)
 /* The watching thread's list (src/fabric/watch.c); eb_engine_open and close call these. */
 int eb_watch_add(struct eb_engine *e);
 void eb_watch_remove(struct eb_engine *e);
+/* Every engine open in this process, in the order they opened (at most max): the ranks of a
+ * job open theirs alike, so the k-th of one rank talks to the k-th of another. */
+int eb_engines_open(struct eb_engine **out, int max);
 
 /* Deadline opts->timeout_s from now. */
 uint64_t eb_engine_deadline(const struct eb_engine *e);

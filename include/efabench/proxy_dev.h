@@ -43,6 +43,19 @@ enum eb_signal_cmp { EB_CMP_EQ, EB_CMP_NE, EB_CMP_GT, EB_CMP_GE, EB_CMP_LT, EB_C
 #define EB_Q_ERR_SIGWAIT 8u  /* a signal wait gave up at its deadline */
 #define EB_Q_ERR_PROXY	 16u /* the proxy failed (fabric error, lost peer): it says why */
 
+/* Where a sampled put's time went (in mapped host memory where producers are GPU threads):
+ * the producer stamps its push and, for a blocking put, when its quiet saw the put complete,
+ * on its own clock (a GPU's %globaltimer, a CPU thread's CLOCK_MONOTONIC); the proxy thread
+ * stamps when it saw the command, posted its first chunk and saw its last complete, on the
+ * host's. A put at queue position pos is sampled when pos % stamp_every == 0. */
+struct eb_put_stamp {
+	uint64_t push, back;	     /* the producer's clock; 0: not stamped */
+	uint64_t seen, posted, done; /* the proxy thread's */
+	uint64_t pos;		     /* the queue position + 1; 0: the slot is empty */
+	uint64_t producer;	     /* eb_producer_id() + 1 */
+	uint32_t peer, sample;	     /* the target, and the put's index among those sampled to it */
+};
+
 /* What producers need, by value. Buffers and peers are checked before anything is pushed. */
 struct eb_proxy_dev {
 	struct eb_gpuq_dev q;
@@ -50,6 +63,8 @@ struct eb_proxy_dev {
 	EB_Q_ATOMIC(uint64_t) * refused; /* the first refused producer's id + 1, 0 if none */
 	uint32_t nsignals, npeers;
 	uint64_t src_len, dst_len;
+	struct eb_put_stamp *stamps; /* [nstamps], a ring of sampled puts; NULL: none stamped */
+	uint32_t stamp_every, nstamps;
 };
 
 /* Command layout, 127 bits of a queue slot:
@@ -116,8 +131,39 @@ EB_Q_FN int eb_push(const struct eb_proxy_dev *d, uint64_t lo, uint64_t hi)
 	return eb_q_push(&d->q, lo, hi) == UINT64_MAX ? -1 : 0;
 }
 
-EB_Q_FN int eb_put_nbi(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off,
-		       uint64_t src_off, uint64_t bytes)
+/* The stamps of the put at position pos, NULL where it is not sampled. */
+EB_Q_HD struct eb_put_stamp *eb_stamp_of(const struct eb_proxy_dev *d, uint64_t pos)
+{
+	return d->stamps != NULL && pos % d->stamp_every == 0
+		   ? &d->stamps[(pos / d->stamp_every) % d->nstamps]
+		   : (struct eb_put_stamp *)0;
+}
+
+/* A producer's stamp: written once, read by the host after the producers are done. */
+EB_Q_FN void eb_stamp_put(uint64_t *at, uint64_t v)
+{
+	*(volatile uint64_t *)at = v;
+}
+
+/* A put command, its position in *pos; stamped at push where sampled. */
+EB_Q_FN int eb_push_put(const struct eb_proxy_dev *d, uint64_t lo, uint64_t hi, uint64_t *pos)
+{
+	uint64_t t0 = d->stamps != NULL ? eb_q_now_ns() : 0;
+	struct eb_put_stamp *s;
+
+	*pos = eb_q_push(&d->q, lo, hi);
+	if (*pos == UINT64_MAX)
+		return -1;
+	if ((s = eb_stamp_of(d, *pos)) != (struct eb_put_stamp *)0) {
+		eb_stamp_put(&s->producer, eb_producer_id() + 1);
+		eb_stamp_put(&s->push, t0);
+	}
+	return 0;
+}
+
+/* eb_put_nbi, the last command's position in *pos. */
+EB_Q_FN int eb_put_nbi_at(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off,
+			  uint64_t src_off, uint64_t bytes, uint64_t *pos)
 {
 	if (peer >= d->npeers || dst_off > d->dst_len || bytes > d->dst_len - dst_off ||
 	    src_off > d->src_len || bytes > d->src_len - src_off) {
@@ -129,13 +175,21 @@ EB_Q_FN int eb_put_nbi(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst
 		uint64_t lo = (uint64_t)EB_PCMD_PUT | (uint64_t)peer << 3 | dst_off << 17 |
 			      (src_off >> 32) << 56;
 
-		if (eb_push(d, lo, n | (src_off & 0xffffffffull) << 31) != 0)
+		if (eb_push_put(d, lo, n | (src_off & 0xffffffffull) << 31, pos) != 0)
 			return -1;
 		bytes -= n;
 		dst_off += n;
 		src_off += n;
 	} while (bytes > 0);
 	return 0;
+}
+
+EB_Q_FN int eb_put_nbi(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off,
+		       uint64_t src_off, uint64_t bytes)
+{
+	uint64_t pos;
+
+	return eb_put_nbi_at(d, peer, dst_off, src_off, bytes, &pos);
 }
 
 /* Every command claimed so far is complete. */
@@ -146,10 +200,18 @@ EB_Q_FN int eb_quiet(const struct eb_proxy_dev *d)
 	return claimed == 0 ? 0 : eb_q_quiet(&d->q, claimed - 1);
 }
 
+/* A blocking put: its quiet's return is stamped where it was sampled. */
 EB_Q_FN int eb_put(const struct eb_proxy_dev *d, unsigned peer, uint64_t dst_off, uint64_t src_off,
 		   uint64_t bytes)
 {
-	return eb_put_nbi(d, peer, dst_off, src_off, bytes) != 0 ? -1 : eb_quiet(d);
+	struct eb_put_stamp *s;
+	uint64_t pos;
+
+	if (eb_put_nbi_at(d, peer, dst_off, src_off, bytes, &pos) != 0 || eb_quiet(d) != 0)
+		return -1;
+	if ((s = eb_stamp_of(d, pos)) != (struct eb_put_stamp *)0)
+		eb_stamp_put(&s->back, eb_q_now_ns());
+	return 0;
 }
 
 EB_Q_FN int eb_signal_nbi(const struct eb_proxy_dev *d, unsigned peer, unsigned sig, uint64_t value,

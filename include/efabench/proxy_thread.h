@@ -47,6 +47,18 @@ struct eb_proxy_opts {
 				* process may; eb_topo_helper_cpu picks one near the GPU) */
 	int stall;	       /* testing aid: once it has started a put the thread blocks for
 				* good, as one stuck inside a provider call does */
+	uint32_t stamp_every;  /* stamp 1 in N puts (eb_put_stamp; 0: none) */
+	uint32_t nstamps;      /* the stamps' ring: puts sampled before the caller reads them */
+	uint32_t slow_ns;      /* testing aid: the thread spends this long on each command */
+};
+
+/* A sampled put of another rank that arrived here: every chunk of it counted, at t (this
+ * rank's CLOCK_MONOTONIC). Its chunks carry a tag in their immediate data: the put's sample
+ * index to this rank (its 7 low bits) and its chunk count (puts of 255 chunks or more are
+ * not followed). */
+struct eb_arrival {
+	uint32_t src, sample;
+	uint64_t t;
 };
 
 /* The buffers puts read from and write to. The source is registered (local access) on every
@@ -95,6 +107,13 @@ uint64_t eb_proxy_idle_ns(const struct eb_proxy *p);
 
 /* Puts the proxy has started since open (each one write request, or one chunked write). */
 uint64_t eb_proxy_puts(const struct eb_proxy *p);
+
+/* With stamp_every (only while stopped): the ring of this rank's sampled puts (*n entries, an
+ * entry's pos 0 where none was stamped), and the arrivals of other ranks' sampled puts; both
+ * emptied by eb_proxy_stamps_clear. */
+struct eb_put_stamp *eb_proxy_stamps(struct eb_proxy *p, uint32_t *n);
+size_t eb_proxy_arrivals(const struct eb_proxy *p, const struct eb_arrival **a);
+void eb_proxy_stamps_clear(struct eb_proxy *p);
 
 #ifdef __cplusplus
 }

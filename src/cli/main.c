@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 		goto free_own;
 	}
 	if (check_writable("--csv", o.csv) != EB_OK || check_writable("--json", o.json) != EB_OK ||
-	    check_writable("--md", o.md) != EB_OK)
+	    check_writable("--md", o.md) != EB_OK || check_writable("--trace", o.trace) != EB_OK)
 		goto free_own;
 	code = cmd->main != NULL ? eb_exit_code(cmd->main(&o))
 	       : cmd->alone	 ? eb_exit_code(eb_harness_run(cmd->bench, &o, NULL))

@@ -75,6 +75,36 @@ static const struct eb_opt phases[] = {
      "per-write percentiles are null (no write was timed alone)"},
 };
 
+/* --stages N, all or off: 1 in N, every one, none. */
+static int parse_stages(const struct eb_opt *o, const char *arg, void *field, char *want,
+			size_t len)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	(void)o;
+	if (strcmp(arg, "all") == 0 || strcmp(arg, "off") == 0) {
+		*(long *)field = arg[0] == 'a' ? 1 : 0;
+		return EB_OK;
+	}
+	if (end == arg || *end != '\0' || n < 1 || n > 1000000) {
+		snprintf(want, len, "a sampling of 1 in N (1 to 1000000), all or off");
+		return EB_EINVAL;
+	}
+	*(long *)field = n;
+	return EB_OK;
+}
+
+static const struct eb_opt stages[] = {
+    {"stages", 0, "N", parse_stages, O(stages_every), 0, 0,
+     "stamp the stages of 1 in N operations (default 64), all or\n"
+     "off: where a put's time goes, a table after the results and\n"
+     "JSON stages (off: nothing stamped, nothing spent)"},
+    {"trace", 0, "FILE", eb_opt_str, O(trace), 0, 0,
+     "the stamped operations' stages in the Chrome Trace Event\n"
+     "Format (Perfetto, chrome://tracing; efabench plot draws it)"},
+};
+
 static const char *const polls[] = {"auto", "spin", "yield", NULL};
 
 static const struct eb_opt fabric[] = {
@@ -188,7 +218,8 @@ static int given(int argc, char **argv, const char *name, char key);
 static int finish_testing(int argc, char **argv)
 {
 	static const char *const aids[] = {"corrupt-at", "corrupt-key", "misplace-chunk",
-					   "bad-put",	 "stall-proxy", "stop-rank"};
+					   "bad-put",	 "stall-proxy", "slow-proxy",
+					   "stop-rank"};
 	const char *env = getenv("EFABENCH_TESTING");
 	size_t i;
 
@@ -223,11 +254,17 @@ static const struct common_group {
 	const struct eb_opt *opts;
 	int nopts;
 } common[] = {
-    GROUP(EB_G_SIZES, "Sizes", sizes),	  GROUP(EB_G_ITERS, "Iterations", iters),
-    GROUP(EB_G_ROUNDS, "Turns", rounds),  GROUP(EB_G_PHASES, "Phases", phases),
-    GROUP(EB_G_FABRIC, "Fabric", fabric), GROUP(EB_G_LAYOUT, "Layouts", layout),
-    GROUP(EB_G_MEM, "Memory", mem),	  GROUP(EB_G_RANKS, "Ranks", ranks),
-    GROUP(EB_G_OUTPUT, "Output", output), GROUP(EB_G_TESTING, "Testing aids", testing),
+    GROUP(EB_G_SIZES, "Sizes", sizes),
+    GROUP(EB_G_ITERS, "Iterations", iters),
+    GROUP(EB_G_ROUNDS, "Turns", rounds),
+    GROUP(EB_G_PHASES, "Phases", phases),
+    GROUP(EB_G_FABRIC, "Fabric", fabric),
+    GROUP(EB_G_LAYOUT, "Layouts", layout),
+    GROUP(EB_G_MEM, "Memory", mem),
+    GROUP(EB_G_RANKS, "Ranks", ranks),
+    GROUP(EB_G_OUTPUT, "Output", output),
+    GROUP(EB_G_STAGES, "Stages", stages),
+    GROUP(EB_G_TESTING, "Testing aids", testing),
     GROUP(0, "Common", always),
 };
 
@@ -277,6 +314,7 @@ static void defaults(struct eb_opts *o)
 	o->phases = 5;
 	o->corrupt_at = -1;
 	o->stop_rank = -1;
+	o->stages_every = 64;
 	o->fab.timeout_s = 30.0;
 	o->rdv.rank = -1;
 	o->gpu = -1;
@@ -322,6 +360,10 @@ static int finish_sizes(struct eb_opts *o)
 		eb_err("smallest size is larger than the largest (-b %s > -e %s)",
 		       eb_size_format(o->begin, b, sizeof(b)),
 		       eb_size_format(o->end, e, sizeof(e)));
+		return EB_EINVAL;
+	}
+	if (o->trace != NULL && o->stages_every == 0) {
+		eb_err("--trace writes the stamped stages: --stages off stamps none");
 		return EB_EINVAL;
 	}
 	if (o->rounds > 1 && (o->cmd->bench == NULL || o->cmd->bench->sweep == NULL)) {

@@ -223,7 +223,10 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 	c->cq_size = cfg != NULL ? cfg->cq_size : 0;
 	cq_attr.size = c->cq_size;
 	c->peers = calloc((size_t)nranks, sizeof(*c->peers));
-	if (c->peers == NULL) {
+	c->sent = calloc((size_t)nranks, sizeof(*c->sent));
+	if (c->peers == NULL || c->sent == NULL) {
+		free(c->peers);
+		free(c->sent);
 		eb_err("out of memory for the address table of channel %d", index);
 		return EB_ENOMEM;
 	}
@@ -267,6 +270,7 @@ close_fabric:
 	fi_close(&c->fabric->fid);
 free_peers:
 	free(c->peers);
+	free(c->sent);
 	memset(c, 0, sizeof(*c));
 	return rc == EB_ENOTSUP ? EB_ENOTSUP : EB_EFABRIC;
 }
@@ -321,5 +325,6 @@ void eb_chan_close(struct eb_chan *c)
 	if (c->fabric != NULL)
 		fi_close(&c->fabric->fid);
 	free(c->peers);
+	free(c->sent);
 	memset(c, 0, sizeof(*c));
 }

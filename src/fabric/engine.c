@@ -218,7 +218,10 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	int want, c, rc;
 	int64_t agreed;
 
+	static uint64_t opened;
+
 	memset(e, 0, sizeof(*e));
+	e->seq = __atomic_add_fetch(&opened, 1, __ATOMIC_RELAXED);
 	e->boot = b;
 	e->rank = b->rank;
 	e->size = b->size;
@@ -598,6 +601,8 @@ static int post_result(struct eb_engine *e, struct eb_req *r, ssize_t rc)
 {
 	if (rc == 0) {
 		eb_engine_busy(e, r->chan, +1);
+		if (r->op != EB_OP_RECV)
+			eb_chan_sent(&e->chan[r->chan], r->peer, r->len);
 		return EB_OK;
 	}
 	r->done = 0;

@@ -148,3 +148,22 @@ void eb_watch_remove(struct eb_engine *e)
 	}
 	pthread_mutex_unlock(&lock);
 }
+
+int eb_engines_open(struct eb_engine **out, int max)
+{
+	int i, j, n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nlist; i++) {
+		struct eb_engine *e = list[i].e;
+
+		for (j = n; j > 0 && out[j - 1]->seq > e->seq; j--) /* by opening order */
+			if (j < max)
+				out[j] = out[j - 1];
+		if (j < max)
+			out[j] = e;
+		n += n < max;
+	}
+	pthread_mutex_unlock(&lock);
+	return n;
+}

@@ -481,6 +481,7 @@ int eb_xfer_inject_send(struct eb_engine *e, int chan, int peer, const void *buf
 		       fi_strerror((int)-rc));
 		return EB_EFABRIC;
 	}
+	eb_chan_sent(&e->chan[chan], peer, len);
 	return EB_OK;
 }
 
@@ -489,9 +490,10 @@ struct burst {
 	int *free; /* stack of requests not in flight */
 	int nfree;
 	long done;
-	int failed; /* a write failed: the engine printed why */
-	long slots; /* write i goes (i % slots) * len into both buffers */
-	int inject; /* fi_inject_writedata: no completion, the provider bounds what is in flight */
+	int failed;  /* a write failed: the engine printed why */
+	long slots;  /* write i goes (i % slots) * len into both buffers */
+	int inject;  /* fi_inject_writedata: no completion, the provider bounds what is in flight */
+	long direct; /* posted straight to the provider (the others through eb_post_write) */
 };
 
 /* A write the engine finished: one that failed, or one eb_progress read (several channels). */
@@ -539,6 +541,7 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 			}
 			(*posted)++;
 			b->done++;
+			b->direct++;
 			continue;
 		}
 		r = &b->reqs[b->free[b->nfree - 1]];
@@ -558,6 +561,7 @@ static int burst_post(struct eb_engine *e, struct burst *b, long *posted, long n
 			if (rc != 0)
 				return eb_post_failed(e, r, rc);
 			eb_engine_busy(e, chan, +1);
+			b->direct++;
 		}
 		b->nfree--;
 		(*posted)++;
@@ -622,6 +626,7 @@ int eb_xfer_burst_slots(struct eb_engine *e, int chan, int peer, const void *buf
 		if (b.failed)
 			rc = EB_EFABRIC;
 	}
+	eb_chan_sent(&e->chan[chan], peer, (uint64_t)b.direct * len);
 	free(b.reqs);
 	free(b.free);
 	return rc;

@@ -119,3 +119,59 @@ int eb_floor_samples(int on_gpu, long n, double timeout_s, double *samples)
 	free(rtt);
 	return rc;
 }
+
+#define CLOCK_TRIPS 256
+
+#ifdef EB_HAVE_CUDA
+/* The host's side of the clock ping-pong: each ping echoed, the host's time kept. */
+static int echo_at(struct words *w, int iters, double timeout_s, uint64_t *h)
+{
+	uint64_t deadline = eb_deadline(timeout_s);
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		while (atomic_load_explicit(&w->ping.v, memory_order_acquire) < (uint64_t)i + 1)
+			if (eb_now_ns() > deadline) {
+				eb_err("the GPU clock's ping-pong stalled at round %d of %d", i,
+				       iters);
+				return EB_ETIMEDOUT;
+			}
+		h[i] = eb_now_ns();
+		atomic_store_explicit(&w->pong.v, (uint64_t)i + 1, memory_order_release);
+	}
+	return EB_OK;
+}
+#endif
+
+int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns)
+{
+#ifdef EB_HAVE_CUDA
+	struct words *hw, *dw = NULL;
+	uint64_t *g, *dg = NULL, h[CLOCK_TRIPS];
+	int i, best = -1, rc = EB_ESYS;
+
+	hw = eb_fk_alloc_mapped(sizeof(*hw), (void **)&dw);
+	g = eb_fk_alloc_mapped(2 * sizeof(uint64_t) * CLOCK_TRIPS, (void **)&dg);
+	if (hw != NULL && g != NULL)
+		rc = eb_fk_clock((uint64_t *)&dw->ping.v, (uint64_t *)&dw->pong.v, dg,
+				 dg + CLOCK_TRIPS, CLOCK_TRIPS);
+	if (rc == EB_OK)
+		rc = echo_at(hw, CLOCK_TRIPS, timeout_s, h);
+	if (hw != NULL && g != NULL && eb_fk_wait() != EB_OK && rc == EB_OK)
+		rc = EB_ESYS;
+	for (i = 0; rc == EB_OK && i < CLOCK_TRIPS; i++)
+		if (best < 0 || g[CLOCK_TRIPS + i] - g[i] < g[CLOCK_TRIPS + best] - g[best])
+			best = i;
+	if (rc == EB_OK) {
+		*unc_ns = (double)(g[CLOCK_TRIPS + best] - g[best]) / 2;
+		*off_ns = (double)h[best] - ((double)g[best] + *unc_ns);
+	}
+	eb_fk_free_mapped(g);
+	eb_fk_free_mapped(hw);
+	return rc;
+#else
+	(void)timeout_s;
+	*off_ns = *unc_ns = 0;
+	return EB_ENOTSUP;
+#endif
+}

@@ -8,6 +8,11 @@
  * memory; 0, a CPU thread does. 0 or a negative status after one line. */
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
+/* The current GPU's clock (%globaltimer) against the host's CLOCK_MONOTONIC: *off_ns to add
+ * to a GPU time for the host's, within *unc_ns (half the shortest of a few hundred round
+ * trips, the host's echo taken as their middle). EB_ENOTSUP without CUDA. */
+int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns);
+
 /* Round trips a floor's p50 and p99 are taken over where nothing else says. */
 #define EB_FLOOR_ROUND_TRIPS 10000
 

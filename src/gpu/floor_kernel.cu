@@ -20,6 +20,29 @@ __global__ void floor_kernel(uint64_t *ping, uint64_t *pong, uint64_t *rtt, int 
 	}
 }
 
+/* The floor's ping-pong, stamping the GPU's clock as each ping leaves and its pong returns. */
+__global__ void clock_kernel(uint64_t *ping, uint64_t *pong, uint64_t *g0, uint64_t *g1, int iters,
+			     uint64_t timeout_ns)
+{
+	for (int i = 0; i < iters; i++) {
+		uint64_t t0 = eb_q_now_ns();
+
+		g0[i] = t0;
+		eb_q_store_sys(ping, (uint64_t)i + 1);
+		while (eb_q_load_sys(pong) < (uint64_t)i + 1)
+			if (eb_q_now_ns() - t0 > timeout_ns)
+				return;
+		g1[i] = eb_q_now_ns();
+		eb_q_acquire();
+	}
+}
+
+extern "C" int eb_fk_clock(uint64_t *ping, uint64_t *pong, uint64_t *g0, uint64_t *g1, int iters)
+{
+	clock_kernel<<<1, 1>>>(ping, pong, g0, g1, iters, 10ull * 1000000000ull);
+	return eb_cuda_check(cudaGetLastError(), "launching the clock kernel");
+}
+
 extern "C" int eb_fk_floor(uint64_t *ping, uint64_t *pong, uint64_t *rtt, int iters)
 {
 	floor_kernel<<<1, 1>>>(ping, pong, rtt, iters, 10ull * 1000000000ull);

@@ -14,6 +14,10 @@ extern "C" {
  * rtt_ns[i] gets the round trip. All mapped host memory. Asynchronous. */
 int eb_fk_floor(uint64_t *ping, uint64_t *pong, uint64_t *rtt_ns, int iters);
 
+/* The same ping-pong, g0[i] and g1[i] (mapped) getting the GPU's %globaltimer as ping i
+ * leaves and its pong is seen. Asynchronous. */
+int eb_fk_clock(uint64_t *ping, uint64_t *pong, uint64_t *g0, uint64_t *g1, int iters);
+
 /* Wait for the kernels launched; 0 or a negative status after printing the CUDA error. */
 int eb_fk_wait(void);
 

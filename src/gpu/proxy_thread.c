@@ -1,6 +1,7 @@
 /* The CPU proxy: one thread per rank turns queued commands into chunked fi_writedata, publishes
  * completions for eb_quiet, and applies incoming signals once their payload has landed. */
 #define _GNU_SOURCE /* pthread names */
+#include "proxy_stamps.h"
 #include "efabench/proxy_thread.h"
 #include "efabench/region.h"
 #include "efabench/gpuq.h"
@@ -35,6 +36,7 @@ struct held {
 	struct eb_pcmd c;
 	int group; /* the transfers moving it, -1 when it has none */
 	int done;
+	struct eb_put_stamp *st; /* a sampled put's stamps, else NULL */
 };
 
 struct eb_proxy {
@@ -43,6 +45,7 @@ struct eb_proxy {
 	struct eb_proxy_opts o;
 	struct eb_gpuq q;
 	struct eb_mem words; /* signal words, then the refused-producer word */
+	struct eb_pstamps stamps;
 	_Atomic uint64_t *sig;
 	struct held *ring; /* consumed commands: [head, start) started, [start, tail) not */
 	uint64_t cap, head, start, tail; /* positions since open; index = position & (cap - 1) */
@@ -169,9 +172,20 @@ static void refuse(struct eb_proxy *p, const struct eb_pcmd *c, const char *what
 	eb_q_flag_error(p->q.host.error, EB_Q_ERR_RANGE);
 }
 
+/* A sampled put's first chunk went to the provider (once). */
+static void stamp_posted(struct eb_proxy *p, int g)
+{
+	struct eb_put_stamp *st = at(p, p->owner[g])->st;
+
+	if (st != NULL && st->posted == 0)
+		st->posted = eb_now_ns();
+}
+
 /* A group's command is complete: the command is done, the group free again. */
 static void release(struct eb_proxy *p, int g)
 {
+	if (at(p, p->owner[g])->st != NULL)
+		at(p, p->owner[g])->st->done = eb_now_ns();
 	at(p, p->owner[g])->done = 1;
 	at(p, p->owner[g])->group = -1;
 	p->free_groups[p->nfree++] = g;
@@ -232,8 +246,10 @@ static int post_armed(struct eb_proxy *p)
 
 		if (!eb_chan_full(p->full, r->chan)) {
 			rc = eb_post_armed(p->e, r);
-			if (rc == EB_OK)
+			if (rc == EB_OK) {
+				stamp_posted(p, p->armed[i]);
 				continue;
+			}
 			if (rc != EB_AGAIN)
 				return rc;
 			p->full = eb_chan_mark(p->full, r->chan);
@@ -243,6 +259,22 @@ static int post_armed(struct eb_proxy *p)
 	}
 	p->narmed = keep;
 	return EB_OK;
+}
+
+/* A sampled put's chunks carry its tag, for the target to tell when all of it is there. */
+static void tag_chunks(struct eb_proxy *p, const struct held *s, struct eb_xfer *xs, int n)
+{
+	size_t chunks = 0;
+	uint32_t tag;
+	int k;
+
+	if (s->st == NULL)
+		return;
+	for (k = 0; k < n; k++)
+		chunks += xs[k].nchunks;
+	tag = eb_pstamps_tag(&p->stamps, s->st, (int)s->c.peer, chunks);
+	for (k = 0; k < n; k++)
+		xs[k].imm = EB_IMM(p->e->rank, tag);
 }
 
 /* Start the command at `start` if it may start: puts and signals need free transfers, a
@@ -297,9 +329,11 @@ static int start_one(struct eb_proxy *p)
 		struct eb_req *r = &p->one[g];
 
 		p->planned[c->peer]++;
-		eb_arm_write(r, ch, (int)c->peer, p->b.src + c->src_off, c->bytes,
-			     p->b.src_mrs[ch].desc, k->addr + c->dst_off, k->key,
-			     EB_IMM(p->e->rank, 0));
+		eb_arm_write(
+		    r, ch, (int)c->peer, p->b.src + c->src_off, c->bytes, p->b.src_mrs[ch].desc,
+		    k->addr + c->dst_off, k->key,
+		    EB_IMM(p->e->rank,
+			   s->st != NULL ? eb_pstamps_tag(&p->stamps, s->st, (int)c->peer, 1) : 0));
 		p->armed[p->narmed++] = g;
 		return 1;
 	} else {
@@ -309,6 +343,7 @@ static int start_one(struct eb_proxy *p)
 		    c->dst_off, EB_IMM(p->e->rank, 0));
 		for (ch = 0; ch < p->nx[g]; ch++) /* the chunks the target will count */
 			p->planned[c->peer] += xs[ch].nchunks;
+		tag_chunks(p, s, xs, p->nx[g]);
 	}
 	p->left[g] = p->nx[g];
 	if (p->nx[g] == 0) { /* an empty put across channels: nothing to move */
@@ -337,6 +372,8 @@ static int post_pending(struct eb_proxy *p)
 				p->stat.refused++;
 			else if (rc != EB_OK)
 				return rc;
+			if (xs[k].posted > 0)
+				stamp_posted(p, g);
 			all &= xs[k].posted == xs[k].nchunks;
 		}
 		if (!all)
@@ -382,6 +419,31 @@ static void lap(struct eb_proxy *p, int stage, uint64_t *t)
 	*t = now;
 }
 
+/* A command off the queue into the ring; a sampled put is seen now. */
+static void take(struct eb_proxy *p, const struct eb_q_cmd *cmd)
+{
+	struct eb_put_stamp *st = p->stamps.ring != NULL && p->tail % p->stamps.every == 0
+				      ? &p->stamps.ring[p->tail / p->stamps.every % p->stamps.n]
+				      : NULL;
+	struct held *s = at(p, p->tail);
+
+	eb_pcmd_decode(cmd->lo, cmd->hi, &s->c);
+	s->done = 0;
+	s->group = -1;
+	s->st = st != NULL && s->c.op == EB_PCMD_PUT ? st : NULL;
+	if (s->st != NULL) {
+		s->st->seen = eb_now_ns();
+		s->st->pos = p->tail + 1;
+	}
+	if (p->o.slow_ns > 0) { /* testing aid: a proxy thread that takes its time */
+		uint64_t until = eb_now_ns() + p->o.slow_ns;
+
+		while (eb_now_ns() < until)
+			;
+	}
+	p->tail++;
+}
+
 static int loop(struct eb_proxy *p)
 {
 	struct eb_q_cmd cmd[64];
@@ -396,13 +458,8 @@ static int loop(struct eb_proxy *p)
 		/* Take commands while the ring has room: a full ring holds producers back. */
 		n = p->cap - (p->tail - p->head) < 64 ? (int)(p->cap - (p->tail - p->head)) : 64;
 		n = n > 0 ? eb_gpuq_poll(&p->q, cmd, n) : 0;
-		for (i = 0; i < n; i++) {
-			struct held *s = at(p, p->tail++);
-
-			eb_pcmd_decode(cmd[i].lo, cmd[i].hi, &s->c);
-			s->done = 0;
-			s->group = -1;
-		}
+		for (i = 0; i < n; i++)
+			take(p, &cmd[i]);
 		if (n > 0 && p->stat.first_ns == 0 && p->stat.timed)
 			p->stat.first_ns = eb_now_ns();
 		p->stat.found += n > 0;
@@ -532,6 +589,13 @@ void eb_proxy_layout(struct eb_proxy *p, enum eb_layout l)
 	p->o.layout = l;
 }
 
+/* A write with immediate data landed: a chunk of another rank's sampled put? */
+static void tagged(void *arg, int src, int chan, uint32_t tag)
+{
+	(void)chan;
+	eb_pstamps_chunk(&((struct eb_proxy *)arg)->stamps, src, tag);
+}
+
 int eb_proxy_start(struct eb_proxy *p)
 {
 	uint64_t deadline;
@@ -549,9 +613,14 @@ int eb_proxy_start(struct eb_proxy *p)
 	 * owns the engine: the bootstrap's waits leave it alone. */
 	eb_engine_expect(p->e, EB_CHAN_ANY, +1);
 	p->e->lent = 1;
+	if (p->stamps.ring != NULL) { /* other ranks' sampled puts arrive through it */
+		p->e->on_write = tagged;
+		p->e->on_write_arg = p;
+	}
 	if (pthread_create(&p->th, NULL, run, p) != 0) {
 		eb_engine_expect(p->e, EB_CHAN_ANY, -1);
 		p->e->lent = 0;
+		p->e->on_write = NULL;
 		eb_err("cannot start the proxy thread");
 		return EB_ESYS;
 	}
@@ -596,6 +665,8 @@ int eb_proxy_stop(struct eb_proxy *p)
 	p->running = 0;
 	eb_engine_expect(p->e, EB_CHAN_ANY, -1);
 	p->e->lent = 0;
+	if (p->e->on_write == tagged)
+		p->e->on_write = NULL;
 	return p->status;
 }
 
@@ -616,7 +687,27 @@ struct eb_proxy_dev eb_proxy_dev(const struct eb_proxy *p)
 
 	d.signals = (void *)words;
 	d.refused = (void *)(words + sizeof(uint64_t) * p->o.nsignals);
+	d.stamps = eb_pstamps_dev(&p->stamps);
+	d.stamp_every = p->stamps.every;
+	d.nstamps = p->stamps.n;
 	return d;
+}
+
+struct eb_put_stamp *eb_proxy_stamps(struct eb_proxy *p, uint32_t *n)
+{
+	*n = p->stamps.n;
+	return p->stamps.ring;
+}
+
+size_t eb_proxy_arrivals(const struct eb_proxy *p, const struct eb_arrival **a)
+{
+	*a = p->stamps.arr;
+	return p->stamps.narr;
+}
+
+void eb_proxy_stamps_clear(struct eb_proxy *p)
+{
+	eb_pstamps_clear(&p->stamps);
 }
 
 uint64_t *eb_proxy_signals(struct eb_proxy *p)
@@ -658,6 +749,7 @@ void eb_proxy_close(struct eb_proxy *p)
 	eb_region_close(&p->in_reg);
 	eb_gpuq_destroy(&p->q);
 	eb_mem_free(&p->words);
+	eb_pstamps_close(&p->stamps);
 	free(p->tables);
 	free(p->pend);
 	free(p->ring);
@@ -707,7 +799,9 @@ int eb_proxy_open(struct eb_proxy **out, struct eb_engine *e, const struct eb_pr
 	p->b = *b;
 	p->o = *o;
 	p->words.dmabuf_fd = -1;
-	rc = alloc_tables(p);
+	rc = eb_pstamps_open(&p->stamps, o->gpu, o->stamp_every, o->nstamps, e->size);
+	if (rc == EB_OK)
+		rc = alloc_tables(p);
 	if (rc == EB_OK)
 		rc = eb_gpuq_create(&p->q, o->gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU, EB_GPUQ_PINNED,
 				    o->log2n, o->batch, (uint64_t)(o->timeout_s * 1e9));

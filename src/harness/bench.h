@@ -104,6 +104,25 @@ struct eb_over {
 	int slow, fast;	      /* indexes in eb_meas.rep; -1: no report has samples */
 };
 
+/* A stage of a sampled operation (a put): the time from one of its events to another, each
+ * event stamped where the operation passed it (eb_event), on whichever rank and thread. */
+struct eb_stage {
+	const char *name;
+	int from, to; /* indexes into the benchmark's events */
+};
+
+#define EB_MAX_STAGES 8
+
+/* Where a point's sampled operations spent their time (rank 0): each stage's statistics over
+ * the samples that passed both its events, and the whole operation's (first event to last). */
+struct eb_stages {
+	struct eb_stats st[EB_MAX_STAGES];
+	struct eb_stats whole;
+	long samples;	    /* operations sampled */
+	double clock_us;    /* the clocks' uncertainty across ranks and GPU (0: one clock) */
+	const char *clocks; /* how they were aligned */
+};
+
 /* A point as rank 0 has it after every rank reported. */
 struct eb_meas {
 	const struct eb_pt *pt;
@@ -123,12 +142,21 @@ struct eb_meas {
 	char **blob;
 	size_t *blob_len;
 	char *blob_data;
+	/* Rank 0: what each rank's NICs carried in the point (nics.h), nnic lines */
+	struct eb_nic_meas *nic;
+	int nnic;
+	struct eb_stages stages;  /* rank 0, where the benchmark names stages */
+	char bound[16], why[200]; /* rank 0: what bounds it and why (verdict.h) */
 };
 
 struct eb_bench;
+struct eb_nic_meas;
 struct eb_sweep;
 struct eb_spans;
 struct eb_blob;
+struct eb_events;
+struct eb_clocks;
+struct eb_trace;
 
 struct eb_ctx {
 	const struct eb_bench *b;
@@ -146,6 +174,10 @@ struct eb_ctx {
 	struct eb_sweep *sweep;	      /* the sweep's state, where its hooks run */
 	struct eb_spans *spans;	      /* the current turn's spans (NULL: warm-up, none kept) */
 	struct eb_blob *blob;	      /* the current report's own bytes (EB_PT_GATHER) */
+	struct eb_events *events;     /* the current point's events (NULL: warm-up, none kept) */
+	struct eb_clocks *clocks;     /* every rank's clock against rank 0's (with events) */
+	struct eb_trace *trace;	      /* rank 0, --trace */
+	double gpu_clock_unc_ns;      /* a GPU's clock against the host's: the benchmark's */
 	size_t bytes;		      /* pt->size */
 	size_t chunk;		      /* bytes per operation, resolved from opts and the provider */
 	size_t chunk_asked; /* what opts and the provider's tuning gave, where chunk is less: the
@@ -244,6 +276,13 @@ struct eb_bench {
 	int nspans;
 	/* The sweep's, where its hooks are the sweep's. */
 	const struct eb_sweep_def *sweep;
+	/* The events it stamps on a sample of its operations (eb_event), and the stages between
+	 * them (at most EB_MAX_STAGES): the schedule sets them side by side and says where an
+	 * operation's time goes. */
+	const char *const *events;
+	int nevents;
+	const struct eb_stage *stages;
+	int nstages;
 
 	/* The points of row `row` (0, 1, ...) into pts (at most max), their count (0: no more
 	 * rows), or a negative status. Called on every rank just before the row runs, so a row
@@ -308,6 +347,10 @@ struct eb_bench {
  * sample of a stage). Kept per rank with the warm-up dropped, and summarised like the point's
  * own time (eb_meas.span). */
 void eb_span(struct eb_ctx *c, int k, double secs);
+/* Event ev (of b->events) of sampled operation id (the same id on every rank that stamps it)
+ * at t_ns on this rank's CLOCK_MONOTONIC (eb_now_ns), by its thread tid (0: the rank's own).
+ * Kept during timed phases only. */
+void eb_event(struct eb_ctx *c, int ev, uint64_t id, uint64_t t_ns, int tid);
 /* In a report hook of a point flagged EB_PT_GATHER: len bytes of this rank's own that reach
  * rank 0 (eb_meas.blob); EB_ENOMEM. */
 int eb_report_bytes(struct eb_ctx *c, const void *data, size_t len);

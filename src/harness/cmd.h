@@ -26,6 +26,7 @@ enum {
 	EB_G_ITERS = 1u << 7,	/* -w -n --check --dry-run */
 	EB_G_ROUNDS = 1u << 8,	/* --rounds: a size's variants take turns */
 	EB_G_PHASES = 1u << 9,	/* --phases: variants timed by the phase */
+	EB_G_STAGES = 1u << 10, /* --stages --trace: where sampled operations spend their time */
 };
 
 /* What a fabric benchmark on the harness takes. */
@@ -72,6 +73,8 @@ struct eb_opts {
 	int corrupt_key;     /* testing aid: rank 0 writes with wrong keys (CQ error path) */
 	long misplace_chunk; /* testing aid: 0 off; else chunk K lands at chunk K-1's offset */
 	int stop_rank;	     /* testing aid: < 0 off; else that rank stops itself (SIGSTOP) */
+	long stages_every;   /* stamp 1 in N operations' stages (1: all; 0: none) */
+	const char *trace;   /* --trace: the stamped stages as a Chrome trace (NULL: not asked) */
 	/* -b/-e, -n, --rounds, --phases on the command line: a subcommand's finish may refuse
 	 * them (its defaults come from its eb_run_dflt rows) */
 	int sizes_given, iters_given, rounds_given, phases_given;

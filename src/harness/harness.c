@@ -3,6 +3,9 @@
  * and hands rank 0's records and facts to src/report. */
 #include "harness.h"
 #include "sched.h"
+#include "nics.h"
+#include "stages.h"
+#include "verdict.h"
 #include "sweep.h"
 #include "efabench/status.h"
 #include "core/log.h"
@@ -10,8 +13,56 @@
 #include "report/progress.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_POINTS 1024 /* in one row */
+
+/* Rank 0: the last row's points (their NIC lines), for the table after the benchmark's. */
+struct last_row {
+	struct eb_pt *pt;
+	struct eb_meas *m;
+	int n;
+};
+
+static void forget_row(struct last_row *l)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		eb_meas_free(&l->m[i]);
+	free(l->pt);
+	free(l->m);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Keep the row's NIC lines (taken from m), forgetting the row before. */
+static void keep_row(struct last_row *l, struct eb_meas *m, int n)
+{
+	int i, any = 0;
+
+	for (i = 0; i < n; i++)
+		any |= m[i].nnic > 0 || m[i].stages.samples > 0 || m[i].bound[0] != '\0';
+	if (!any)
+		return;
+	forget_row(l);
+	l->pt = calloc((size_t)n, sizeof(*l->pt));
+	l->m = calloc((size_t)n, sizeof(*l->m));
+	if (l->pt == NULL || l->m == NULL) {
+		forget_row(l);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		l->pt[i] = *m[i].pt; /* the row's points go with it */
+		l->m[i].pt = &l->pt[i];
+		l->m[i].nic = m[i].nic;
+		l->m[i].nnic = m[i].nnic;
+		l->m[i].stages = m[i].stages;
+		memcpy(l->m[i].bound, m[i].bound, sizeof(m[i].bound));
+		memcpy(l->m[i].why, m[i].why, sizeof(m[i].why));
+		m[i].nic = NULL;
+	}
+	l->n = n;
+}
 
 /* This rank's context: its GPU, the engine where the benchmark uses the fabric. */
 static int open_ctx(struct eb_ctx *c, const struct eb_bench *b, const struct eb_opts *o,
@@ -75,7 +126,7 @@ static int open_sheet(struct eb_ctx *c, struct eb_sheet *s)
 
 /* Rank 0: a record per point of the row; the table's rows from those that are not the
  * header's. */
-static void hand_over(struct eb_ctx *c, const struct eb_meas *m, int n, struct eb_sheet *s)
+static void hand_over(struct eb_ctx *c, struct eb_meas *m, int n, struct eb_sheet *s)
 {
 	const struct eb_bench *b = c->b;
 	const struct eb_rec **kept = calloc((size_t)(n > 0 ? n : 1), sizeof(*kept));
@@ -89,6 +140,13 @@ static void hand_over(struct eb_ctx *c, const struct eb_meas *m, int n, struct e
 		b->record(c, &m[i], s, r);
 		if (r->n == 0) /* its figures went to the header */
 			eb_doc_pop(&s->doc);
+		else
+			eb_nics_record(c, &m[i], r);
+		if (r->n > 0) {
+			eb_stages_record(c, &m[i], r);
+			eb_verdict(c, &m[i], r);
+			eb_verdict_record(&m[i], r);
+		}
 	}
 	/* the records may have moved as the document grew */
 	for (i = first; kept != NULL && i < s->doc.nres; i++)
@@ -114,7 +172,7 @@ static int shows_rows(const struct eb_bench *b, const struct eb_pt *pts, int n)
 }
 
 /* Every row, each point measured by the schedule and handed over; *wrong: every rank's. */
-static int rows(struct eb_ctx *c, struct eb_sheet *s, uint64_t *wrong)
+static int rows(struct eb_ctx *c, struct eb_sheet *s, struct last_row *last, uint64_t *wrong)
 {
 	struct eb_pt *pts = calloc(MAX_POINTS, sizeof(*pts));
 	struct eb_meas *m = calloc(MAX_POINTS, sizeof(*m));
@@ -139,8 +197,10 @@ static int rows(struct eb_ctx *c, struct eb_sheet *s, uint64_t *wrong)
 		if (rc != EB_OK)
 			break;
 		eb_progress_clear(&prog);
-		if (c->rank == 0)
+		if (c->rank == 0) {
 			hand_over(c, m, n, s);
+			keep_row(last, m, n);
+		}
 		for (i = 0; i < n; i++) {
 			*wrong += m[i].wrong;
 			eb_meas_free(&m[i]);
@@ -154,7 +214,8 @@ static int rows(struct eb_ctx *c, struct eb_sheet *s, uint64_t *wrong)
 
 /* Rank 0, after the last row: the benchmark's closing tables (which may state facts of the
  * header first), the header if nothing printed it yet, the footer and the files. */
-static int close_sheet(struct eb_ctx *c, struct eb_sheet *s, uint64_t wrong)
+static int close_sheet(struct eb_ctx *c, struct eb_sheet *s, const struct last_row *last,
+		       uint64_t wrong)
 {
 	int rc = EB_OK, end;
 
@@ -162,6 +223,9 @@ static int close_sheet(struct eb_ctx *c, struct eb_sheet *s, uint64_t wrong)
 		rc = c->b->close(c, s);
 	if (!s->started)
 		eb_sheet_print_head(s);
+	eb_stages_table(c, s, last->m, last->n);
+	eb_nics_table(s, last->m, last->n);
+	eb_verdict_lines(s, last->m, last->n);
 	if (rc != EB_OK && rc != EB_EVERIFY) {
 		eb_sheet_drop(s);
 		return rc;
@@ -175,6 +239,8 @@ static int measure(struct eb_ctx *c)
 {
 	const struct eb_bench *b = c->b;
 	struct eb_sheet s = {0};
+	struct last_row last = {0};
+	struct eb_clocks clocks = {0};
 	uint64_t wrong = 0;
 	int rc = EB_OK, file_rc = EB_OK;
 
@@ -186,14 +252,28 @@ static int measure(struct eb_ctx *c)
 		rc = b->setup != NULL ? b->setup(c) : EB_OK;
 	if (rc == EB_OK && b->gather != NULL)
 		rc = b->gather(c);
+	if (rc == EB_OK && b->nevents > 0)
+		rc = eb_clocks_align(c, &clocks);
+	c->clocks = &clocks;
+	if (rc == EB_OK && c->rank == 0 && b->nevents > 0 && c->o->trace != NULL)
+		rc = eb_trace_open(&c->trace, c->o->trace);
 	if (rc == EB_OK && c->rank == 0)
 		rc = open_sheet(c, &s);
 	if (rc == EB_OK)
-		rc = rows(c, &s, &wrong);
+		rc = rows(c, &s, &last, &wrong);
 	if (c->rank == 0 && rc == EB_OK)
-		file_rc = close_sheet(c, &s, wrong);
+		file_rc = close_sheet(c, &s, &last, wrong);
 	else if (c->rank == 0)
 		eb_sheet_drop(&s);
+	forget_row(&last);
+	if (c->trace != NULL) {
+		int trc = eb_trace_close(c->trace, c);
+
+		file_rc = file_rc == EB_OK ? trc : file_rc;
+		c->trace = NULL;
+	}
+	eb_clocks_free(&clocks);
+	c->clocks = NULL;
 	/* Every rank leaves with rank 0's verdict, and nobody tears down while a peer may still
 	 * read its memory. */
 	if (rc == EB_OK && c->boot != NULL) {

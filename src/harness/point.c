@@ -29,6 +29,8 @@ int eb_point_alloc(const struct eb_pt *pt, long per, struct eb_point_run *p)
 
 void eb_point_free(struct eb_point_run *p, int turns)
 {
+	eb_nics_free(&p->nics);
+	eb_events_free(&p->events);
 	int t, k;
 
 	for (t = 0; p->spans != NULL && t < turns; t++)
@@ -81,7 +83,8 @@ int eb_report_bytes(struct eb_ctx *c, const void *data, size_t len)
 		eb_err("out of memory for %zu bytes of rank %d's report", len, c->rank);
 		return EB_ENOMEM;
 	}
-	memcpy(d, data, len);
+	if (len > 0)
+		memcpy(d, data, len);
 	b->data = d;
 	b->len = len;
 	return EB_OK;
@@ -102,12 +105,17 @@ static void scale(struct eb_stats *s, double f)
 /* Statistics of n samples, left in their order. */
 static int stats_of(const double *v, long n, struct eb_stats *out)
 {
-	double *copy = malloc(sizeof(*copy) * (size_t)(n > 0 ? n : 1));
+	double *copy;
 
+	if (n <= 0) {
+		memset(out, 0, sizeof(*out));
+		return EB_OK;
+	}
+	copy = malloc(sizeof(*copy) * (size_t)n);
 	if (copy == NULL)
 		return EB_ENOMEM;
-	memcpy(copy, v, sizeof(*copy) * (size_t)(n > 0 ? n : 0));
-	eb_stats_compute(copy, (size_t)(n > 0 ? n : 0), out);
+	memcpy(copy, v, sizeof(*copy) * (size_t)n);
+	eb_stats_compute(copy, (size_t)n, out);
 	free(copy);
 	return EB_OK;
 }
@@ -341,8 +349,9 @@ static int span_over(struct eb_ctx *c, const struct eb_pt *pt, const struct eb_p
 	if (mine == NULL || rows == NULL || pooled == NULL)
 		rc = EB_ENOMEM;
 	for (t = 0; rc == EB_OK && t < pt->turns; t++)
-		memcpy(mine + (size_t)t * (size_t)most, p->spans[t].v[k],
-		       sizeof(double) * (size_t)p->spans[t].n[k]);
+		if (p->spans[t].n[k] > 0)
+			memcpy(mine + (size_t)t * (size_t)most, p->spans[t].v[k],
+			       sizeof(double) * (size_t)p->spans[t].n[k]);
 	if (rc == EB_OK)
 		rc = gather_rows(c, pt, mine, sizeof(double) * (size_t)most, (void **)&all);
 	/* all is [rank][turn][most]; the reports are [turn][rank] */
@@ -405,6 +414,7 @@ static int gather_blobs(struct eb_ctx *c, const struct eb_pt *pt, const struct e
 
 void eb_meas_free(struct eb_meas *m)
 {
+	free(m->nic);
 	free(m->rep);
 	free(m->groups);
 	free(m->samples);
@@ -433,5 +443,36 @@ int eb_point_finish(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_ru
 		rc = span_over(c, pt, p, k, m);
 	if (rc == EB_OK && (pt->flags & EB_PT_GATHER))
 		rc = gather_blobs(c, pt, p, m);
+	if (rc == EB_OK)
+		rc = eb_nics_finish(c, &p->nics, m);
+	if (rc == EB_OK)
+		rc = eb_stages_finish(c, &p->events, m);
+	return rc;
+}
+
+int eb_point_gather_var(struct eb_ctx *c, const void *mine, size_t len, char **all, size_t *stride)
+{
+	int64_t most = (int64_t)len;
+	char *padded;
+	int rc = c->boot != NULL ? eb_boot_allreduce(c->boot, most, EB_MAX, &most,
+						     eb_deadline(c->o->fab.timeout_s))
+				 : EB_OK;
+
+	*all = NULL;
+	*stride = (size_t)(most > 0 ? most : 1);
+	if (rc != EB_OK)
+		return rc;
+	padded = calloc(1, *stride);
+	*all = malloc(*stride * (size_t)c->nranks);
+	if (padded == NULL || *all == NULL) {
+		free(padded);
+		return EB_ENOMEM;
+	}
+	if (len > 0)
+		memcpy(padded, mine, len);
+	rc = c->boot != NULL ? eb_boot_allgather(c->boot, padded, *all, *stride,
+						 eb_deadline(c->o->fab.timeout_s))
+			     : (memcpy(*all, padded, *stride), EB_OK);
+	free(padded);
 	return rc;
 }

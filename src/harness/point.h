@@ -6,6 +6,8 @@
 #define EB_HARNESS_POINT_H
 
 #include "bench.h"
+#include "nics.h"
+#include "stages.h"
 
 /* One turn's spans on this rank. */
 struct eb_spans {
@@ -27,6 +29,8 @@ struct eb_point_run {
 	struct eb_turn_rep *mine; /* [turn] */
 	struct eb_spans *spans;	  /* [turn] */
 	struct eb_blob *blob;	  /* [turn] */
+	struct eb_nicrun nics;	  /* what the rank's NICs carried in its visits */
+	struct eb_events events;  /* the sampled operations' events of its timed phases */
 	long per;
 };
 
@@ -38,6 +42,10 @@ void eb_point_free(struct eb_point_run *p, int turns);
 int eb_point_finish(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *p,
 		    struct eb_meas *m);
 void eb_meas_free(struct eb_meas *m);
+
+/* Every rank's len bytes to every rank: *all gets them at a *stride each (the longest),
+ * rank by rank. Collective; EB_ENOMEM. */
+int eb_point_gather_var(struct eb_ctx *c, const void *mine, size_t len, char **all, size_t *stride);
 
 /* Iterations in timed phase k of nph (the first ones get the rest). */
 long eb_point_phase_len(long iters, long nph, long k);

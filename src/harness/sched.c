@@ -173,6 +173,7 @@ static int timed(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 	int rc = EB_OK;
 
 	c->spans = &p->spans[t];
+	c->events = &p->events;
 	for (k = r * nph / c->o->rounds; k < (r + 1) * nph / c->o->rounds && rc == EB_OK; k++) {
 		long got = 0;
 
@@ -182,6 +183,7 @@ static int timed(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 		p->count[t] += got;
 	}
 	c->spans = NULL;
+	c->events = NULL;
 	return rc;
 }
 
@@ -195,6 +197,7 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 	set_point(c, pt);
 	if (r == 0 && c->rank == 0)
 		eb_dbg("measuring %s", pt->name != NULL ? pt->name : "");
+	eb_nics_before(&p->nics);
 	for (t = 0; t < pt->turns && rc == EB_OK; t++) {
 		struct eb_turn_rep *me = &p->mine[t];
 		uint64_t t0 = eb_now_ns();
@@ -220,6 +223,7 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 			c->blob = NULL;
 		}
 	}
+	eb_nics_after(&p->nics);
 	return rc;
 }
 
@@ -250,8 +254,11 @@ static int alloc_points(struct eb_ctx *c, const struct eb_pt *pts, int n, struct
 {
 	int i, rc = EB_OK;
 
-	for (i = 0; i < n && rc == EB_OK; i++)
+	for (i = 0; i < n && rc == EB_OK; i++) {
 		rc = eb_point_alloc(&pts[i], eb_sched_per(c, &pts[i]), &p[i]);
+		if (rc == EB_OK)
+			rc = eb_nics_alloc(c, &p[i].nics);
+	}
 	return rc;
 }
 

@@ -19,6 +19,10 @@
 #   rails32                 2 hosts x 32 rails: 32 channels open (in the rails' order); write
 #                           and alltoall Split put about a 32nd of their bytes on every rail,
 #                           every byte checked
+#   nics                    2 hosts x 4 rails: each rail's own counters against what efabench
+#                           moved through it (within the protocol's overhead), Split spread
+#                           within 5 %, RoundRobin on the rail (peer + rank) % 4, the verdict
+#                           "link"; a rail slowed by tc is named (alltoall Split)
 . "$(dirname "$0")/lib.sh"
 SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
 case_=$1 via=${2:-rdv}
@@ -113,6 +117,19 @@ PY
 		done
 		echo "$b: bytes per rail ${sent[*]}"
 	done
+	;;
+nics)
+	bash "$SCRIPTS/testbed.sh" up 2 4 2gbit || fail "test bed setup"
+	nics=rail0,rail1,rail2,rail3
+	run 2 1 write -b 8M -e 8M -n 4 -w 1 --layout split,round-robin || fail "write exited $?"
+	python3 "$(dirname "$0")/nics_check.py" "$WORK/out.json" write || fail "write: NIC counters"
+	grep -q "^# Split 8M: link (BusBW" "$WORK/out" || fail "no verdict of link for Split"
+	bash "$SCRIPTS/testbed.sh" rate 1 2 1gbit || fail "slowing host 1's rail 2"
+	# 32 MiB: enough that the sockets' buffers fill and the slow rail's chunks wait, so that
+	# alltoall's Split, handing chunks to channels as their windows free up, gives it fewer.
+	run 2 1 alltoall -b 32M -e 32M -n 3 -w 1 --layout split --chunk 64K ||
+		fail "alltoall exited $?"
+	python3 "$(dirname "$0")/nics_check.py" "$WORK/out.json" slow || fail "the slow rail"
 	;;
 write2x2)
 	bash "$SCRIPTS/testbed.sh" up 2 2 2gbit || fail "test bed setup"

@@ -47,6 +47,8 @@ static int proxy_run(struct eb_ctx *c, long n, double *samples, long *got)
 	if (rc != EB_OK)
 		eb_proxy_abort(st->px);
 	rc2 = eb_proxy_stop(st->px);
+	if (rc == EB_OK && rc2 == EB_OK)
+		eb_px_stage_events(c, st, samples != NULL);
 	return rc != EB_OK ? rc : rc2;
 }
 
@@ -310,6 +312,9 @@ static const struct eb_opt proxy_opts[] = {
     {"stall-proxy", 0, NULL, eb_opt_flag, P(stall_proxy), 0, 0,
      "testing aid: rank 0's proxy thread blocks for good once it\n"
      "has started a put (as one stuck inside a provider call)"},
+    {"slow-proxy", 0, "NS", eb_opt_lng, P(slow_ns), 1, 1e9,
+     "testing aid: every proxy thread spends NS ns on each\n"
+     "command it takes (a slow proxy, for the stage breakdown)"},
 };
 
 static const struct eb_sweep_def proxy_sweep = {.variants_of = proxy_variants};
@@ -321,6 +326,10 @@ static const struct eb_bench proxy_bench = {
 	      "CPU; Gbps = 8*S/t",
     EB_SWEEP_HOOKS,
     .sweep = &proxy_sweep,
+    .events = eb_px_events,
+    .nevents = EB_PX_NEVENTS,
+    .stages = eb_px_stages,
+    .nstages = EB_PX_NSTAGES,
     .plan = proxy_plan,
     .facts = proxy_head,
     .record = proxy_record,
@@ -361,7 +370,7 @@ const struct eb_cmd eb_cmd_proxy = {
 	    "  write's of the same channels and size (posted from the proxy thread's CPU),\n"
 	    "  the variants taking turns (--rounds; 1: each variant in one go); rate mode\n"
 	    "  adds Mmsg/s = 1/t in JSON; -v prints what each proxy thread did",
-    .groups = (EB_G_FABRIC_BENCH & ~EB_G_LAYOUT) | EB_G_PHASES,
+    .groups = (EB_G_FABRIC_BENCH & ~EB_G_LAYOUT) | EB_G_PHASES | EB_G_STAGES,
     EB_CMD_OPTS(proxy_opts, struct popts, proxy_defaults, proxy_finish),
     .dflts = proxy_dflts,
     .ndflts = 3,

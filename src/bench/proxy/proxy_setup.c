@@ -4,6 +4,7 @@
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "gpu/floor.h"
 #ifdef EB_HAVE_CUDA
 #include "mem/cuda_check.h"
 #include "proxy_kernels.h"
@@ -105,7 +106,9 @@ int eb_px_setup(struct eb_ctx *c)
 				    .gpu = !po->on_cpu,
 				    .timeout_s = c->o->fab.timeout_s,
 				    .cuda_device = c->gpu,
-				    .stall = po->stall_proxy};
+				    .stall = po->stall_proxy,
+				    .stamp_every = (uint32_t)c->o->stages_every,
+				    .slow_ns = (uint32_t)po->slow_ns};
 	struct eb_proxy_bufs pb = {0};
 	int rc;
 
@@ -119,8 +122,18 @@ int eb_px_setup(struct eb_ctx *c)
 	if (rc == EB_OK)
 		rc = rank0_sms(c, po, &st->sms0);
 	choose_cpu(c, st, &pxo);
+	/* a sampled put's stamps wait in a ring until the phase ends: room for a phase's */
+	pxo.nstamps = (uint32_t)((c->o->iters > c->o->warmup ? c->o->iters : c->o->warmup) /
+				     (pxo.stamp_every > 0 ? pxo.stamp_every : 1) +
+				 64);
 	if (rc == EB_OK)
 		rc = eb_proxy_open(&st->px, e, &pb, &pxo);
+	if (rc == EB_OK && pxo.stamp_every > 0 && pxo.gpu && c->rank == 0) {
+		double unc = 0;
+
+		rc = eb_floor_gpu_clock(c->o->fab.timeout_s, &st->gpu_off_ns, &unc);
+		c->gpu_clock_unc_ns = unc;
+	}
 	return rc;
 }
 

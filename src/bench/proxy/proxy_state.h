@@ -16,6 +16,7 @@ enum { T_CPU, T_CPU_RATE, T_BLOCK, T_NBI }; /* low byte of a variant's tag; prod
 struct popts {
 	int mode, on_cpu, log2n, batch, active;
 	int bad_put, stall_proxy; /* testing aids */
+	long slow_ns;		  /* testing aid: the proxy thread's time per command */
 	int cpu;		  /* --proxy-cpu: a CPU, or PIN_AUTO / PIN_NONE */
 	const char *producers;
 	int nprod[MAX_CFG]; /* rate mode: producers per configuration; 0 = one block per SM */
@@ -37,7 +38,8 @@ struct pstate {
 	double floor_us[2]; /* GPU<->CPU floor round trip, p50 and p99 (latency mode) */
 	int cpu;	    /* the proxy thread's CPU, -1 when not pinned */
 	char pin_why[48];   /* and why (rank 0's, for the header) */
-	int spread; /* --check: each put of a phase-timed phase lands in a slot of its own */
+	int spread;	   /* --check: each put of a phase-timed phase lands in a slot of its own */
+	double gpu_off_ns; /* GPU producers' clock against the host's (stages) */
 };
 
 /* --check: at most this many bytes of slots for the puts of a phase, then they are reused. */
@@ -69,6 +71,14 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 
 	return eb_payload_slots(c->bytes, st->slot, spread, in_flight, puts);
 }
+
+/* Where a put's time goes (proxy_stages.c): the events and stages, and after a phase the
+ * sampled puts' events to the schedule (timed 0: warm-up, dropped), the stamps cleared. */
+#define EB_PX_NSTAGES 5
+#define EB_PX_NEVENTS 6
+extern const char *const eb_px_events[EB_PX_NEVENTS];
+extern const struct eb_stage eb_px_stages[EB_PX_NSTAGES];
+void eb_px_stage_events(struct eb_ctx *c, struct pstate *st, int timed);
 
 /* The benchmark's hooks (proxy_setup.c). */
 int eb_px_setup(struct eb_ctx *c);

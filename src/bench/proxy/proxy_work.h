@@ -54,17 +54,19 @@ EB_Q_FN int eb_pwork_run(const struct eb_pwork *w, uint64_t id)
 
 	eb_pwork_min(&w->t[0], eb_q_now_ns());
 	for (i = 0; i < w->n; i++) {
-		uint64_t off = ((id * (uint64_t)w->n + (uint64_t)i) * w->bytes) % w->region;
+		uint64_t off = ((id * (uint64_t)w->n + (uint64_t)i) * w->bytes) % w->region, pos;
+		struct eb_put_stamp *s;
 		int rc;
 
 		if (w->bad && id == 0 && i == 0)
 			off = w->d.dst_len;
-		rc = i + 1 < w->n ? eb_put_nbi(&w->d, w->peer, off, off, w->bytes)
-				  : eb_put_signal_nbi(&w->d, w->peer, off, off, w->bytes, 0, 1,
-						      EB_SIGNAL_ADD);
-
+		rc = eb_put_nbi_at(&w->d, w->peer, off, off, w->bytes, &pos);
+		if (rc == 0 && i + 1 == w->n) /* the last: every byte before it has landed */
+			rc = eb_signal_nbi(&w->d, w->peer, 0, 1, EB_SIGNAL_ADD);
 		if (rc != 0 || (w->blocking && eb_quiet(&w->d) != 0))
 			return -1;
+		if (w->blocking && (s = eb_stamp_of(&w->d, pos)) != (struct eb_put_stamp *)0)
+			eb_stamp_put(&s->back, eb_q_now_ns());
 		if (w->blocking && id == 0)
 			w->t[2 + i] = eb_q_now_ns();
 	}

@@ -1,0 +1,108 @@
+/* What bounds a result, from its figures: the link, where BusBW is 90 % or more and the NICs'
+ * own counters saw at least what efabench posted through them; else, where the benchmark
+ * stamps stages, the stage that dominates a sampled operation (the producer and the queue,
+ * the proxy, the provider and NIC, the completion's way back); else not the link, where BusBW
+ * is below 90 %; nothing without a link speed or stages. docs/methods.md states the rules. */
+#include "verdict.h"
+#include "nics.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define LINK_PCT 90.0
+#define COUNTED	 0.95 /* a NIC's counters saw at least this share of efabench's bytes */
+
+/* Whether every read NIC that carried efabench's bytes counted them (1), none could tell (-1),
+ * or one counted less (0). */
+static int counters_agree(const struct eb_meas *m)
+{
+	int i, seen = 0;
+
+	for (i = 0; i < m->nnic; i++) {
+		const struct eb_nic_meas *x = &m->nic[i];
+
+		if (x->owner != x->rank || !x->readable || !x->has_tx || x->sent == 0)
+			continue;
+		seen = 1;
+		if ((double)x->tx < COUNTED * (double)x->sent)
+			return 0;
+	}
+	return seen ? 1 : -1;
+}
+
+/* The stage with the largest p50, -1 without stages. */
+static int top_stage(const struct eb_ctx *c, const struct eb_meas *m)
+{
+	int st, top = -1;
+
+	for (st = 0; m->stages.samples > 0 && st < c->b->nstages; st++)
+		if (m->stages.st[st].n > 0 &&
+		    (top < 0 || m->stages.st[st].p50 > m->stages.st[top].p50))
+			top = st;
+	return top;
+}
+
+/* What a stage's name says bounds the operation. */
+static const char *bound_of(const char *stage)
+{
+	if (strcmp(stage, "queue") == 0)
+		return "producer";
+	if (strcmp(stage, "proxy") == 0)
+		return "proxy";
+	if (strcmp(stage, "back to producer") == 0)
+		return "completion";
+	return "provider";
+}
+
+void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *r)
+{
+	const struct eb_field *f = eb_rec_field(r, "busbw_pct");
+	int busbw = f != NULL && f->kind == EB_V_NUM, agree = counters_agree(m);
+	int top = top_stage(c, m);
+	double pct = busbw ? f->d : 0;
+
+	if (busbw && pct >= LINK_PCT && agree != 0) {
+		snprintf(m->bound, sizeof(m->bound), "link");
+		snprintf(m->why, sizeof(m->why), "BusBW %.1f %% of the links%s", pct,
+			 agree > 0 ? ", and the NICs counted what efabench posted" : "");
+	} else if (top >= 0) {
+		const struct eb_stats *s = &m->stages.st[top];
+		int n;
+
+		snprintf(m->bound, sizeof(m->bound), "%s", bound_of(c->b->stages[top].name));
+		n = snprintf(m->why, sizeof(m->why),
+			     "stage %s dominates: p50 %.2f of the operation's %.2f us",
+			     c->b->stages[top].name, s->p50 * 1e6, m->stages.whole.p50 * 1e6);
+		if (busbw && n > 0 && (size_t)n < sizeof(m->why))
+			snprintf(m->why + n, sizeof(m->why) - (size_t)n, "; BusBW %.1f %%", pct);
+	} else if (busbw) {
+		snprintf(m->bound, sizeof(m->bound), "not the link");
+		snprintf(m->why, sizeof(m->why), "BusBW %.1f %%%s", pct,
+			 agree == 0 ? "; a NIC counted less than efabench posted" : "");
+	} /* else nothing to judge by: no link speed (--link-gbps), no stages */
+}
+
+void eb_verdict_record(const struct eb_meas *m, struct eb_rec *r)
+{
+	if (m->bound[0] == '\0')
+		return;
+	eb_rec_obj(r, "verdict");
+	eb_rec_str(r, "bound", m->bound);
+	eb_rec_str(r, "why", m->why);
+	eb_rec_end(r);
+}
+
+void eb_verdict_lines(struct eb_sheet *s, const struct eb_meas *m, int n)
+{
+	int i, any = 0;
+
+	for (i = 0; i < n; i++)
+		if (m[i].bound[0] != '\0') {
+			if (!any++) {
+				eb_sheet_say(s, NULL);
+				eb_sheet_say(s, "What bounds each result (the last row's points):");
+			}
+			eb_sheet_say(s, "%s: %s (%s)", m[i].pt->name != NULL ? m[i].pt->name : "",
+				     m[i].bound, m[i].why);
+		}
+}
