@@ -220,7 +220,7 @@ static char *wire(const struct eb_nicrun *n, size_t *len)
 /* Each rank's side, parsed (pointers into its bytes). */
 struct side {
 	struct wire_head h;
-	const struct wire_nic *nic;
+	const char *nic;    /* struct wire_nic [nics], unaligned */
 	const char *nic_of; /* int32 [nchan], unaligned */
 	const char *sent;   /* struct wire_sent [nsent], unaligned */
 };
@@ -236,7 +236,7 @@ static int parse(const char *b, size_t len, struct side *s)
 	       sizeof(int32_t) * (size_t)s->h.nchan + sizeof(struct wire_sent) * (size_t)s->h.nsent;
 	if (s->h.nics < 0 || s->h.nics > EB_NICS_MAX || need > len)
 		return 0;
-	s->nic = (const struct wire_nic *)(const void *)(b + sizeof(s->h));
+	s->nic = b + sizeof(s->h);
 	s->nic_of = b + sizeof(s->h) + sizeof(struct wire_nic) * (size_t)s->h.nics;
 	s->sent = s->nic_of + sizeof(int32_t) * (size_t)s->h.nchan;
 	return 1;
@@ -249,6 +249,22 @@ static int32_t nic_of(const struct side *s, int k)
 	if (k >= 0 && k < s->h.nchan)
 		memcpy(&v, s->nic_of + sizeof(int32_t) * (size_t)k, sizeof(v));
 	return v;
+}
+
+static void nic_at(const struct side *s, int i, struct wire_nic *w)
+{
+	memcpy(w, s->nic + sizeof(*w) * (size_t)i, sizeof(*w));
+}
+
+/* Whether NIC i of side s is named name. */
+static int nic_named(const struct side *s, int i, const char *name)
+{
+	struct wire_nic w;
+
+	if (i < 0 || i >= s->h.nics)
+		return 0;
+	nic_at(s, i, &w);
+	return strcmp(w.name, name) == 0;
 }
 
 static struct wire_sent sent_at(const struct side *s, int i)
@@ -271,21 +287,23 @@ static int collect(const struct side *sides, int nranks, struct eb_meas *m)
 		return EB_ENOMEM;
 	for (r = 0; r < nranks; r++)
 		for (i = 0; i < sides[r].h.nics; i++) {
-			const struct wire_nic *w = &sides[r].nic[i];
+			struct wire_nic w;
 			struct eb_nic_meas *x = &m->nic[m->nnic++];
+
+			nic_at(&sides[r], i, &w);
 
 			*x = (struct eb_nic_meas){.rank = r,
 						  .owner = r,
-						  .readable = w->readable,
-						  .tx = w->tx,
-						  .rx = w->rx,
-						  .has_tx = w->has_tx,
-						  .has_rx = w->has_rx,
-						  .nmoved = w->nmoved};
+						  .readable = w.readable,
+						  .tx = w.tx,
+						  .rx = w.rx,
+						  .has_tx = w.has_tx,
+						  .has_rx = w.has_rx,
+						  .nmoved = w.nmoved};
 			snprintf(x->host, sizeof(x->host), "%s", sides[r].h.host);
-			snprintf(x->name, sizeof(x->name), "%s", w->name);
-			memcpy(x->key, w->key, sizeof(x->key));
-			memcpy(x->v, w->v, sizeof(x->v));
+			snprintf(x->name, sizeof(x->name), "%s", w.name);
+			memcpy(x->key, w.key, sizeof(x->key));
+			memcpy(x->v, w.v, sizeof(x->v));
 		}
 	/* what each rank posted on a channel left through that channel's NIC, and reached the
 	 * peer's NIC of the same channel of the same engine */
@@ -298,12 +316,12 @@ static int collect(const struct side *sides, int nranks, struct eb_meas *m)
 				struct eb_nic_meas *x = &m->nic[i];
 
 				if (x->rank == r && from >= 0 &&
-				    strcmp(x->name, sides[r].nic[from].name) == 0)
+				    nic_named(&sides[r], from, x->name))
 					x->sent += w.bytes;
 				if (w.peer < 0 || w.peer >= nranks || x->rank != w.peer)
 					continue;
 				to = nic_of(&sides[w.peer], w.k);
-				if (to >= 0 && strcmp(x->name, sides[w.peer].nic[to].name) == 0)
+				if (to >= 0 && nic_named(&sides[w.peer], to, x->name))
 					x->received += w.bytes;
 			}
 		}
