@@ -66,6 +66,9 @@ int eb_mem_mps_running(void);
 int eb_mem_gpu_pci(int gpu, char *bdf, size_t len);
 /* The GPU's name and multiprocessor count; EB_ENOTSUP without CUDA. */
 int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms);
+/* The GPU's free and total memory as the driver counts them (other processes' use taken
+ * off); makes `gpu` current. EB_ENOTSUP without CUDA. */
+int eb_mem_gpu_room(int gpu, uint64_t *free_bytes, uint64_t *total);
 
 /* Make `gpu` this process's CUDA device (before any device or pinned allocation). */
 int eb_mem_use_gpu(int gpu);

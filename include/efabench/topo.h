@@ -8,6 +8,7 @@
 #define EFABENCH_TOPO_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -95,6 +96,10 @@ int eb_topo_pin(const char *map, int local_rank, char *why, size_t len);
  * so ranks sharing a NUMA node take different cores and stay clear of the low ones the
  * scheduler fills first. -1 when the mask cannot be read. */
 int eb_topo_helper_cpu(int local_rank);
+
+/* The memory this host can give new allocations without swapping: /proc/meminfo's
+ * MemAvailable, in bytes (0 when unknown). */
+uint64_t eb_topo_mem_available(void);
 
 #ifdef __cplusplus
 }

@@ -48,19 +48,22 @@ static void usage(FILE *f)
 
 static int rank_main(struct eb_boot *boot, void *arg)
 {
-	const struct eb_opts *o = arg;
+	struct eb_opts *o = arg; /* this process's copy */
+	int rc;
 
 	if (o->cpu_map != NULL) { /* first: the rank's memory then lands near its CPUs */
 		char why[96];
-		int rc = eb_topo_pin(o->cpu_map, boot->local_rank, why, sizeof(why));
 
+		rc = eb_topo_pin(o->cpu_map, boot->local_rank, why, sizeof(why));
 		if (rc != EB_OK) {
 			eb_err("--cpu-map %s: %s", o->cpu_map, why);
 			return eb_exit_code(rc);
 		}
 		eb_dbg("%s", why);
 	}
-	return eb_exit_code(eb_harness_run(o->cmd->bench, o, boot));
+	/* Started by an outside launcher: each rank decides --mem auto for itself. */
+	rc = eb_harness_mem_auto(o, boot);
+	return eb_exit_code(rc != EB_OK ? rc : eb_harness_run(o->cmd->bench, o, boot));
 }
 
 /* An output file we cannot write is bad input: find out before any rank starts. A file that
@@ -173,6 +176,8 @@ static int launch(struct eb_opts *o)
 	np = o->cmd->probe != NULL ? o->cmd->probe(o) : eb_harness_probe(o);
 	if (np < 0)
 		return -np;
+	if (eb_harness_mem_auto(o, NULL) != EB_OK) /* where the probe left it open */
+		return 1;
 	if (o->cpu_map != NULL) {
 		char why[96];
 

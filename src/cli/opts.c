@@ -144,13 +144,16 @@ static const struct eb_opt fabric[] = {
      "4 on other providers)"},
 };
 
-static const char *const mem_kinds[] = {"host", "pinned", "device", NULL};
+static const char *const mem_kinds[] = {"host", "pinned", "device", "auto", NULL};
 
 static const struct eb_opt mem[] = {
     {"mem", 0, "KIND", eb_opt_choice, O(mem), 0, 0,
      "where payloads live: host (malloc), pinned (host memory\n"
-     "registered with CUDA) or device (cudaMalloc; the NIC reads\n"
-     "it through DMA-BUF or FI_HMEM_CUDA); default host",
+     "registered with CUDA), device (cudaMalloc; the NIC reads\n"
+     "it through DMA-BUF or FI_HMEM_CUDA) or auto (device where\n"
+     "a GPU is and the provider registers its memory, else\n"
+     "pinned where a GPU is, else host; the header says why);\n"
+     "default host (moe: auto)",
      mem_kinds},
     {"gpu", 0, "N", eb_opt_num, O(gpu), 0, 1023,
      "the GPU of every rank (default: local rank modulo the GPUs)"},
@@ -318,11 +321,18 @@ static void defaults(struct eb_opts *o)
 	o->fab.timeout_s = 30.0;
 	o->rdv.rank = -1;
 	o->gpu = -1;
+	o->mem = -1; /* the command's default (finish_mem) */
 }
 
 /* Memory choices that are wrong whatever the machine; GPU counts are the probe's. */
 static int finish_mem(struct eb_opts *o)
 {
+	if (o->mem < 0)
+		o->mem = o->cmd->mem_auto ? EB_MEM_AUTO : EB_MEM_HOST;
+	if (o->mem == EB_MEM_AUTO && !eb_mem_have_cuda()) { /* nothing to decide */
+		o->mem = EB_MEM_HOST;
+		snprintf(o->mem_why, sizeof(o->mem_why), "auto: a build without CUDA");
+	}
 	if (o->serial && !o->staged) {
 		eb_err("--stage-serial goes with --staged");
 		return EB_EINVAL;
@@ -332,7 +342,7 @@ static int finish_mem(struct eb_opts *o)
 		       "--mem device");
 		return EB_EINVAL;
 	}
-	if (o->mem != EB_MEM_HOST && !eb_mem_have_cuda()) {
+	if (o->mem != EB_MEM_HOST && o->mem != EB_MEM_AUTO && !eb_mem_have_cuda()) {
 		eb_err("--mem %s needs a build with CUDA (this one has none)",
 		       eb_mem_kind_name(o->mem));
 		return EB_EINVAL;
@@ -541,24 +551,39 @@ void eb_opts_dry_run(FILE *f, const struct eb_opts *o)
 {
 	struct eb_run_dflt d = dflt_row(o->cmd, o->own, -1);
 	struct eb_json j;
+	const char *by;
 	int i;
 
 	eb_json_init(&j, f);
 	eb_json_obj_begin(&j, NULL);
 	eb_json_str(&j, "bench", o->cmd->name);
+	/* The option that picked the defaults' row, by its name ("mode" where none does). */
+	by = o->cmd->dflt_by != NULL && strcmp(o->cmd->dflt_by, "--mode") != 0 ? o->cmd->dflt_by + 2
+									       : "mode";
 	if (d.mode != NULL)
-		eb_json_str(&j, "mode", d.mode);
-	else
+		eb_json_str(&j, by, d.mode);
+	else if (strcmp(by, "mode") == 0)
 		eb_json_null(&j, "mode");
-	eb_json_arr_begin(&j, "sizes");
-	for (i = 0; (o->cmd->groups & EB_G_SIZES) && i < o->nsizes; i++)
-		eb_json_int(&j, NULL, (long long)o->sizes[i]);
-	eb_json_arr_end(&j);
+	/* Only what the command takes: a key for an option it refuses would mislead. */
+	if (o->cmd->groups & EB_G_SIZES) {
+		eb_json_arr_begin(&j, "sizes");
+		for (i = 0; i < o->nsizes; i++)
+			eb_json_int(&j, NULL, (long long)o->sizes[i]);
+		eb_json_arr_end(&j);
+	}
 	eb_json_int(&j, "warmup", o->warmup);
 	eb_json_int(&j, "iters", o->iters);
-	eb_json_int(&j, "rounds", o->rounds);
-	eb_json_int(&j, "phases", o->phases);
+	if (o->cmd->groups & EB_G_ROUNDS)
+		eb_json_int(&j, "rounds", o->rounds);
+	if (o->cmd->groups & EB_G_PHASES)
+		eb_json_int(&j, "phases", o->phases);
 	eb_json_bool(&j, "check", o->check);
+	if (o->cmd->groups & EB_G_MEM)
+		eb_json_str(&j, "mem",
+			    o->mem == EB_MEM_AUTO ? "auto"
+						  : eb_mem_kind_name((enum eb_mem_kind)o->mem));
+	if (o->cmd->dry_run != NULL)
+		o->cmd->dry_run(&j, o);
 	eb_json_obj_end(&j);
 	fputc('\n', f);
 }

@@ -620,3 +620,17 @@ int eb_topo_bind(int numa, char *why, size_t len)
 	say(why, len, "bound to NUMA node %d (%d CPUs)", numa, CPU_COUNT(&node));
 	return 1;
 }
+
+uint64_t eb_topo_mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return (uint64_t)kb * 1024;
+}

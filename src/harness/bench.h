@@ -359,6 +359,10 @@ int eb_report_bytes(struct eb_ctx *c, const void *data, size_t len);
  * operation, GPU memory's path), for the header and JSON settings of every benchmark on the
  * fabric; the sweep states them itself. */
 void eb_fabric_facts(const struct eb_ctx *c, struct eb_sheet *s);
+/* Rank 0: JSON "settings" of a benchmark on the fabric that is not on the sweep (whose own
+ * holds these and more): bench, ranks, launcher, provider, channel NICs, warm-up, iterations,
+ * chunk, window, how waits poll and the count that chose it, timer, libfabric, memory. */
+void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s);
 /* Rank 0: the chunk, and what was asked where the provider's largest write cut it. */
 void eb_chunk_fact(const struct eb_ctx *c, struct eb_sheet *s);
 /* The link speed BusBW divides by: 0 (BusBW '-') where no NIC carried the bytes, every peer

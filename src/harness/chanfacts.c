@@ -4,6 +4,7 @@
  * reaches the NIC (GPUDirect or the provider's copies). */
 #include "bench.h"
 #include "efabench/size.h"
+#include "core/ticks.h"
 
 #include <rdma/fabric.h>
 #include <stdint.h>
@@ -169,4 +170,35 @@ void eb_chunk_fact(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_size(s, "chunk_asked", NULL, c->chunk_asked);
 	eb_head_fact(&s->head, "chunk", "%s (the provider's largest write; %s asked)", chunk,
 		     eb_size_format(c->chunk_asked, asked, sizeof(asked)));
+}
+
+void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	const struct eb_engine *e = c->e;
+	const char *nics[64];
+	char libfabric[16];
+	int k, n = e->nchan < 64 ? e->nchan : 64;
+
+	for (k = 0; k < n; k++)
+		nics[k] = e->chan[k].nic.domain;
+	snprintf(libfabric, sizeof(libfabric), "%u.%u", FI_MAJOR(fi_version()),
+		 FI_MINOR(fi_version()));
+	eb_fact_obj(s, "settings");
+	eb_fact_str(s, "bench", NULL, c->o->cmd->name);
+	eb_fact_int(s, "ranks", NULL, c->nranks);
+	eb_fact_str(s, "launcher", NULL, e->boot->ops->name);
+	eb_fact_str(s, "provider", NULL, e->prov);
+	eb_fact_strs(s, "channel_nics", NULL, nics, n);
+	eb_fact_int(s, "warmup", NULL, c->o->warmup);
+	eb_fact_int(s, "iters", NULL, c->o->iters);
+	eb_fact_size(s, "chunk", NULL, c->chunk);
+	eb_fact_int(s, "window", NULL, c->window);
+	eb_fact_str(s, "poll", NULL, e->yield ? "yield" : "spin");
+	eb_fact_int(s, "host_ranks", NULL, e->host_ranks);
+	eb_fact_int(s, "host_cores", NULL, e->cores);
+	eb_fact_str(s, "timer", NULL, eb_ticks_tsc ? "tsc" : "clock_gettime");
+	eb_fact_str(s, "libfabric", NULL, libfabric);
+	eb_fact_str(s, "mem", NULL, eb_mem_kind_name(c->mem));
+	eb_fact_num(s, "timeout_s", NULL, c->o->fab.timeout_s, NULL);
+	eb_fact_end(s);
 }

@@ -43,6 +43,10 @@ struct eb_run_dflt {
 };
 
 struct eb_cmd;
+struct eb_json;
+
+/* --mem auto: decided before the ranks run (eb_harness_mem_auto), never a payload's kind. */
+#define EB_MEM_AUTO 3
 
 /* The common options, parsed once for every subcommand. */
 struct eb_opts {
@@ -59,10 +63,11 @@ struct eb_opts {
 	long window;	  /* 0: likewise */
 	unsigned layouts; /* bit (1 << enum eb_layout) per layout to run; 0: all */
 	struct eb_fabric_opts fab;
-	int mem;    /* enum eb_mem_kind of the payloads */
-	int staged; /* device payloads through pinned bounce buffers */
-	int serial; /* staged without overlap: copy all, then send; receive all, then copy */
-	int gpu;    /* -1: local rank modulo the GPUs CUDA sees */
+	int mem;	   /* enum eb_mem_kind of the payloads; EB_MEM_AUTO until decided */
+	char mem_why[384]; /* --mem auto: what it chose and why ("" when --mem was given) */
+	int staged;	   /* device payloads through pinned bounce buffers */
+	int serial;	   /* staged without overlap: copy all, then send; receive all, then copy */
+	int gpu;	   /* -1: local rank modulo the GPUs CUDA sees */
 	const char *want_gpu;	/* the option that needs a GPU whatever the memory (NULL: none) */
 	struct eb_rdv_opts rdv; /* --root/--rank/--ranks, else EFABENCH_* */
 	const char *cpu_map;	/* --cpu-map: local rank i runs on entry i (NULL: left alone) */
@@ -121,9 +126,14 @@ struct eb_cmd {
 	/* Not a benchmark (info): one process, returns a status. */
 	int (*main)(const struct eb_opts *o);
 	/* Before the embedded launcher forks (may be NULL): the rank count to start, or minus an
-	 * exit status after one line saying why not. */
-	int (*probe)(const struct eb_opts *o);
+	 * exit status after one line saying why not. May decide what the options leave open
+	 * (--mem auto, after its own cheaper checks). */
+	int (*probe)(struct eb_opts *o);
+	/* --dry-run: the settings of its own the run would take, after the common ones (may be
+	 * NULL). */
+	void (*dry_run)(struct eb_json *j, const struct eb_opts *o);
 	int one_host; /* every rank on this host: the rendezvous is refused */
+	int mem_auto; /* --mem auto by default (else host) */
 	int report;   /* whether `efabench report` runs it: EB_REPORT_* (0: never) */
 	/* A tool rather than a benchmark (plot, report): takes its whole command line, positional
 	 * arguments too, parses it itself and returns the exit status (nothing above is used). */

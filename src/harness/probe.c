@@ -92,7 +92,74 @@ static int validate(const void *arg, void *out)
 	return eb_exit_code(rc);
 }
 
-int eb_harness_probe(const struct eb_opts *o)
+struct mem_choice {
+	int mem;
+	char why[384];
+};
+
+/* --mem auto on this host, for the GPU a rank would take: gpu_at (its local rank) modulo the
+ * GPUs, or --gpu. */
+static void mem_decide(const struct eb_opts *o, int single_host, int gpu_at, struct mem_choice *ch)
+{
+	const char *absent = eb_mem_gpu_absent();
+	int n = absent == NULL ? eb_mem_gpu_count() : 0, gpu;
+	struct eb_gpu_reg r;
+	char prov[32];
+
+	ch->mem = EB_MEM_HOST;
+	if (n == 0) {
+		snprintf(ch->why, sizeof(ch->why), "auto: no GPU (%s)",
+			 absent != NULL ? absent : "CUDA sees none");
+		return;
+	}
+	gpu = o->gpu >= 0 ? o->gpu : gpu_at % n;
+	ch->mem = EB_MEM_PINNED;
+	if (eb_fabric_choose(&o->fab, single_host, prov, sizeof(prov)) != EB_OK) {
+		snprintf(ch->why, sizeof(ch->why),
+			 "auto: GPU %d; no provider to register its memory", gpu);
+		return;
+	}
+	if (eb_gpu_reg_probe(prov, &o->fab, single_host, gpu, &r) != EB_OK) {
+		snprintf(ch->why, sizeof(ch->why),
+			 "auto: GPU %d, but %s cannot register its memory "
+			 "(%s)",
+			 gpu, prov, r.why);
+		return;
+	}
+	ch->mem = EB_MEM_DEVICE;
+	snprintf(ch->why, sizeof(ch->why), "auto: GPU %d, and %s registers its memory through %s",
+		 gpu, prov, eb_reg_path_name(r.dmabuf > 0 ? EB_REG_DMABUF : EB_REG_HMEM_CUDA));
+}
+
+/* Quiet: what stops the decision (a provider that does not exist) the probe says after. */
+static int mem_child(const void *arg, void *out)
+{
+	if (freopen("/dev/null", "w", stderr) == NULL)
+		return 1;
+	mem_decide(arg, 1, 0, out);
+	return 0;
+}
+
+int eb_harness_mem_auto(struct eb_opts *o, const struct eb_boot *boot)
+{
+	struct mem_choice ch;
+
+	if (o->mem != EB_MEM_AUTO)
+		return EB_OK;
+	if (boot == NULL) {
+		if (eb_launch_probe(mem_child, o, &ch, sizeof(ch)) != 0)
+			return EB_ESYS;
+	} else {
+		mem_decide(o, boot->local_size == boot->size, boot->local_rank, &ch);
+	}
+	ch.why[sizeof(ch.why) - 1] = '\0';
+	o->mem = ch.mem;
+	snprintf(o->mem_why, sizeof(o->mem_why), "%s", ch.why);
+	o->fab.hmem = o->mem == EB_MEM_DEVICE;
+	return EB_OK;
+}
+
+int eb_harness_probe(struct eb_opts *o)
 {
 	struct probe_arg a = {o, o->np ? o->np : 2};
 	char none;
@@ -103,6 +170,8 @@ int eb_harness_probe(const struct eb_opts *o)
 		       o->cmd->name, a.np);
 		return -2;
 	}
+	if (eb_harness_mem_auto(o, NULL) != EB_OK)
+		return -1;
 	code = eb_launch_probe(validate, &a, &none, 1);
 	return code != 0 ? -code : a.np;
 }

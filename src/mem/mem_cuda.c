@@ -116,6 +116,19 @@ int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms)
 	return EB_OK;
 }
 
+int eb_mem_gpu_room(int gpu, uint64_t *free_bytes, uint64_t *total)
+{
+	size_t f = 0, t = 0;
+
+	if (cudaSetDevice(gpu) != cudaSuccess || cudaMemGetInfo(&f, &t) != cudaSuccess) {
+		cudaGetLastError();
+		return EB_ESYS;
+	}
+	*free_bytes = f;
+	*total = t;
+	return EB_OK;
+}
+
 static int current_gpu(void)
 {
 	int dev = -1;
@@ -432,6 +445,11 @@ int eb_mem_gpu_pci(int gpu, char *bdf, size_t len)
 }
 
 int eb_mem_gpu_name(int gpu, char *name, size_t len, int *sms)
+{
+	return EB_ENOTSUP;
+}
+
+int eb_mem_gpu_room(int gpu, uint64_t *free_bytes, uint64_t *total)
 {
 	return EB_ENOTSUP;
 }

@@ -10,7 +10,12 @@
 #                   and phase (the warm-up's and the timed one), and fails the run; wrong keys
 #                   (--corrupt-key) end the run non-zero, naming the failed writes; a rank
 #                   stopped by --stop-rank is named within the deadline + 5 s
-#   refuse          bad shapes end in one line and exit 2 before any rank starts
+#   refuse          bad shapes end in one line and exit 2 before any rank starts; shapes whose
+#                   routing, plan and regions cannot fit this host's memory (or the GPU's) are
+#                   refused within a second, naming the bytes needed and those available
+#   auto            --mem auto (moe's default): host memory without a GPU (the header and the
+#                   note say why), pinned or device memory with one; --dry-run says the mode
+#                   that runs and the memory asked for
 #   kill | stop [PROV [ARGS]]  a rank killed (or stopped) mid-dispatch: every rank ends
 #                   non-zero within the deadline + 5 s, the survivors (or the launcher) name it;
 #                   nothing is left
@@ -164,6 +169,55 @@ refuse)
 		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'moe $args': not one line: $(cat "$WORK/err")"
 		echo "ok: moe $args -> $(cat "$WORK/err")"
 	done
+	# Shapes too large for this host: a 16 GiB routing table per rank, 384 GiB of token and
+	# output regions per rank in host memory, a 128 GiB table. Refused before anything is
+	# allocated: at once.
+	for args in "--experts 65536 --topk 64 --tokens 1048576 --np 64" \
+		"--tokens 1048576 --hidden 65536 --np 2 --mem host" \
+		"--tokens 1048576 --experts 4096 --np 4096"; do
+		start=$(date +%s%N)
+		# shellcheck disable=SC2086
+		timeout 60 "$EFABENCH" moe --provider shm $args >"$WORK/out" 2>"$WORK/err"
+		rc=$? ms=$((($(date +%s%N) - start) / 1000000))
+		[ $rc -eq 2 ] || fail "'moe $args' exited $rc, want 2: $(cat "$WORK/err")"
+		[ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "'moe $args': not one line: $(cat "$WORK/err")"
+		grep -q "needs at least .* GiB .*available" "$WORK/err" || fail "'moe $args': $(cat "$WORK/err")"
+		[ $ms -le 1000 ] || fail "'moe $args' took $ms ms to refuse"
+		echo "ok: moe $args -> $(cat "$WORK/err") (${ms} ms)"
+	done
+	;;
+auto)
+	# The mode that runs, not the preset; the memory as asked (auto by default).
+	"$EFABENCH" moe --preset prefill --dry-run >"$WORK/dry" || fail "moe --dry-run"
+	python3 - "$WORK/dry" <<'PY' || fail "--dry-run: $(cat "$WORK/dry")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["preset"] == "prefill" and d["mode"] == "normal" and d["mem"] == "auto", d
+assert "rounds" not in d and "phases" not in d and "sizes" not in d, d
+PY
+	# A GPU to use: one CUDA sees, in a build with CUDA (then GPU producers run too).
+	use=0
+	[ "$gpus" -ge 1 ] && "$EFABENCH" info | grep -q "^CUDA: built in" && use=1
+	want=cpu,a2av
+	[ $use -eq 1 ] && want=gpu,cpu,a2av
+	run $want --np 2 --provider shm --tokens 24 --hidden 256 --experts 16 -n 2 -w 1
+	python3 - "$WORK/out.json" "$use" <<'PY' || fail "--mem auto: $(grep memory "$WORK/out")"
+import json, sys
+d, use = json.load(open(sys.argv[1])), int(sys.argv[2])
+s = d["settings"]
+assert s["mem"] == d["mem"], (s, d["mem"])
+for k in ("bench", "ranks", "launcher", "provider", "channel_nics", "poll", "window",
+          "host_ranks", "host_cores", "timer", "libfabric", "chunk"):
+    assert k in s, (k, s)
+if not use:
+    assert d["mem"] == "host" and d["mem_why"].startswith("auto: "), d["mem_why"]
+else:
+    assert d["mem"] in ("pinned", "device") and d["mem_why"].startswith("auto: GPU"), d["mem_why"]
+PY
+	if [ $use -eq 0 ]; then
+		grep -q "^# memory: *host (auto: " "$WORK/out" || fail "the header does not say why host"
+		grep -q "no GPU producers: auto: " "$WORK/out" || fail "the note does not say why"
+	fi
 	;;
 kill | stop)
 	victim=1 sig=9 timeout=5

@@ -191,7 +191,7 @@ static int doctor_close(const struct eb_ctx *c, struct eb_sheet *s)
 }
 
 /* Ranks to start on this host: --np, else 2; no fabric check first (that is doctor's job). */
-static int doctor_probe(const struct eb_opts *o)
+static int doctor_probe(struct eb_opts *o)
 {
 	return o->np > 0 ? o->np : 2;
 }

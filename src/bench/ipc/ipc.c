@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #ifndef EB_HAVE_CUDA
-static int ipc_probe(const struct eb_opts *o)
+static int ipc_probe(struct eb_opts *o)
 {
 	eb_err("efabench ipc needs a build with CUDA (this one has none)");
 	return -2;
@@ -202,7 +202,7 @@ static int probe_gpus(const void *arg, void *out)
 
 /* Count GPUs and check peer access in a child, so this process never initialises CUDA
  * before it forks the ranks. */
-static int ipc_probe(const struct eb_opts *o)
+static int ipc_probe(struct eb_opts *o)
 {
 	const struct ipc_opts *io = o->own;
 	struct probe_result r;

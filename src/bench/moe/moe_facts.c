@@ -88,7 +88,12 @@ static void fabric_facts(const struct eb_ctx *c, const struct mstate *st, struct
 	eb_fact_break(s);
 	eb_fabric_facts(c, s);
 	eb_fact_break(s);
-	eb_fact_str(s, "mem", "memory", eb_mem_kind_name(c->mem));
+	eb_fact_str(s, "mem", c->o->mem_why[0] ? NULL : "memory", eb_mem_kind_name(c->mem));
+	if (c->o->mem_why[0]) { /* --mem auto: what it found */
+		eb_head_fact(&s->head, "memory", "%s (%s)", eb_mem_kind_name(c->mem),
+			     c->o->mem_why);
+		eb_fact_str(s, "mem_why", NULL, c->o->mem_why);
+	}
 	eb_fact_str(s, "registration", "registration",
 		    c->staged ? "staged" : eb_reg_path_name(c->path));
 	if (c->staged)
@@ -172,10 +177,12 @@ static const char *no_gpu_why(const struct eb_ctx *c)
 {
 	if (!eb_mem_have_cuda())
 		return "a build without CUDA";
-	if (c->gpu < 0)
-		return "no GPU here";
-	return "host memory: GPU blocks copy the tokens themselves and cannot reach it (--mem "
-	       "pinned or device runs them)";
+	if (c->mem == EB_MEM_HOST && c->o->mem_why[0]) /* --mem auto found no GPU to use */
+		return c->o->mem_why;
+	if (c->mem == EB_MEM_HOST) /* no GPU was picked for host memory: it is not that none is */
+		return "host memory: GPU blocks copy the tokens themselves and cannot reach it "
+		       "(--mem pinned or device runs them)";
+	return "no GPU here";
 }
 
 /* What a user of this host should know before reading the table. */
@@ -199,6 +206,16 @@ static void notes(const struct eb_ctx *c, const struct mstate *st, struct eb_she
 			    "shm copies GPU memory at the target, in the thread that progresses "
 			    "it: here the proxy thread, between its posts (--rx-threads gives the "
 			    "copies a thread of their own)");
+	/* Emulated hosts reach each other through shm, whose CUDA copy per write of GPU memory is
+	 * then what the leg between hosts measures (milliseconds where an all-to-all-v over the
+	 * same shm takes tens of microseconds). */
+	if (c->mem == EB_MEM_DEVICE && !c->staged && st->hosts.emulated && st->hosts.n > 1 &&
+	    strncmp(c->e->prov, "shm", 3) == 0)
+		eb_fact_say(
+		    s, "note",
+		    "emulated hosts reach each other through shm, which copies GPU memory "
+		    "with a CUDA copy per write: the leg between hosts measures those copies "
+		    "(--mem pinned measures the leg itself)");
 	/* The proxy benchmark measured it: without MPS a producers' kernel holds the GPU while
 	 * the other processes' copies wait. */
 	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count() &&
@@ -310,6 +327,7 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	const struct mstate *st = c->priv;
 
+	eb_run_settings(c, s);
 	shape_facts(c, st, s);
 	host_facts(c, st, s);
 	fabric_facts(c, st, s);
@@ -319,14 +337,17 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	thread_facts(c, st, s);
 	notes(c, st, s);
 	eb_fact_say(s, NULL,
-		    "p50/p99 = the slowest rank's (by p50); max/it = p50 over iterations of the "
-		    "slowest rank's time in each (every iteration starts at a barrier); "
-		    "GB/s = bytes per rank (mean) / p50: sel = selections x bytes per token (or "
-		    "output), fabric = what goes through the fabric, RDMA = a token once per "
-		    "destination host, its own counted (DeepEP's), NVL = the tokens a rank ends "
-		    "up with, once each (DeepEP's); cross = bytes to other hosts / the slowest "
-		    "rank's p50 of the leg that carries them, alone (normal mode over hosts); "
-		    "x a2av = p50 / the all-to-all-v's%s",
+		    "p50/p99 = the slowest rank's (by p50; p99 nearest-rank: at 100 iterations "
+		    "or fewer the largest); max/it = p50 over iterations of the slowest rank's "
+		    "time in each (every iteration starts at a barrier); GB/s = bytes per rank "
+		    "(mean) / p50: sel = selections x bytes per token (or output), fabric = what "
+		    "goes through the fabric (gpu and cpu: to other hosts; a2av and mpi: to "
+		    "every other rank, same-host peers too), RDMA = a token once per destination "
+		    "host, its own counted (DeepEP's), NVL = the tokens a rank ends up with, once "
+		    "each (DeepEP's); own = rank 0's own bytes (sel; normal: RDMA) / its own p50, "
+		    "as DeepEP's tests print; cross = bytes to other hosts / the largest p50 over "
+		    "ranks of the leg that carries them, alone (normal mode over hosts); x a2av = "
+		    "p50 / the all-to-all-v's%s",
 		    eb_moe_ce_wanted(c, st)
 			? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the copy "
 			  "engines' time / p50"

@@ -20,7 +20,20 @@ struct totals {
 	double rdma[2];	       /* DeepEP's: a token once per destination host, its own counted */
 	double nvl[2];	       /* DeepEP's: the tokens a rank ends up with, once each */
 	double a2av_writes[2]; /* the a2av's writes: one per leg and destination with bytes */
+	double ncclep;	       /* NCCL EP's high-throughput count, the same in both ops */
 };
+
+/* One rank's own bytes per op, as the peers' tests count what the printing rank moved. */
+struct own {
+	double sel[2], rdma[2], nvl[2];
+	double ncclep; /* (remote (token, host) pairs + tokens received) x 2 H */
+};
+
+/* A figure's bytes for the point's op (pair: both). */
+static double of_op(const double v[2], int op)
+{
+	return op == OP_PAIR ? v[0] + v[1] : v[op];
+}
 
 /* Tokens of rank r counted once per host holding one of their experts. */
 static int64_t host_copies(const struct mstate *st, int r)
@@ -33,6 +46,29 @@ static int64_t host_copies(const struct mstate *st, int r)
 	return n;
 }
 
+static struct own own_of(const struct mstate *st, int n, int r)
+{
+	const struct eb_route *rt = &st->rt;
+	const struct eb_moe_plan *pl = &st->plan;
+	int64_t got = 0,
+		home = st->plan.hcount[(size_t)r * (size_t)st->hosts.n + (size_t)st->hosts.host[r]];
+	struct own w = {0};
+	int d, op;
+
+	for (d = 0; d < n; d++)
+		got += rt->count[(size_t)d * (size_t)n + (size_t)r];
+	for (op = 0; op < 2; op++) {
+		double unit = (double)(op ? pl->out_bytes : pl->tok_bytes);
+
+		for (d = 0; d < n; d++)
+			w.sel[op] += (double)rt->nsel[(size_t)r * (size_t)n + (size_t)d] * unit;
+		w.rdma[op] = (double)host_copies(st, r) * unit;
+		w.nvl[op] = (double)got * unit;
+	}
+	w.ncclep = (double)(host_copies(st, r) - home + got) * (double)pl->out_bytes;
+	return w;
+}
+
 static void totals_of(const struct mstate *st, int n, struct totals *tt)
 {
 	const struct eb_route *rt = &st->rt;
@@ -42,31 +78,32 @@ static void totals_of(const struct mstate *st, int n, struct totals *tt)
 	int r, d, op, leg;
 
 	memset(tt, 0, sizeof(*tt));
-	for (r = 0; r < n; r++)
-		for (op = 0; op < 2; op++) {
-			double unit = (double)(op ? pl->out_bytes : pl->tok_bytes) / n;
+	for (r = 0; r < n; r++) {
+		struct own w = own_of(st, n, r);
 
-			for (d = 0; d < n; d++) {
-				tt->sel[op] +=
-				    (double)rt->nsel[(size_t)r * (size_t)n + (size_t)d] * unit;
-				tt->nvl[op] +=
-				    (double)rt->count[(size_t)d * (size_t)n + (size_t)r] * unit;
+		for (op = 0; op < 2; op++) {
+			tt->sel[op] += w.sel[op] / n;
+			tt->nvl[op] += w.nvl[op] / n;
+			tt->rdma[op] += w.rdma[op] / n;
+			for (d = 0; d < n; d++)
 				for (leg = 0; leg < pl->nlegs && d != r; leg++)
 					tt->a2av_writes[op] +=
 					    (eb_moe_flow(pl, rt, op, leg, r, d).bytes > 0) /
 					    (double)n;
-			}
-			tt->rdma[op] += (double)host_copies(st, r) * unit;
 			eb_moe_moved(pl, rt, op, r, by, items);
 			tt->fabric[0][op] += (double)by[EB_PATH_FABRIC] / n;
 			tt->fabric[1][op] += (double)(by[EB_PATH_FABRIC] + by[EB_PATH_INTRA]) / n;
 		}
+		tt->ncclep += w.ncclep / n;
+	}
 }
 
-/* A figure's bytes for the point's op (pair: both). */
-static double of_op(const double v[2], int op)
+/* The bytes the peers' tests divide by the printing rank's own time: selections in ll and
+ * rank modes (DeepEP's low-latency tests, every rank printing), a token once per host in
+ * normal mode (DeepEP's normal tests, local rank 0 printing its "RDMA" figure). */
+static double own_bytes(const struct mstate *st, const struct own *w, int op)
 {
-	return op == OP_PAIR ? v[0] + v[1] : v[op];
+	return st->mo->mode == EB_MOE_NORMAL ? of_op(w->rdma, op) : of_op(w->sel, op);
 }
 
 /* A report's statistics, or zeros where none. */
@@ -81,6 +118,44 @@ static void rate(struct eb_rec *r, const char *key, double bytes, double t)
 	eb_rec_num(r, key, t > 0 ? bytes / t / 1e9 : 0.0);
 }
 
+/* Rank g's own bytes over its own p50, in GB/s. */
+static double own_rate(double bytes, const struct eb_meas *m, int g)
+{
+	double t = m->groups[g].st.p50;
+
+	return t > 0 ? bytes / t / 1e9 : 0.0;
+}
+
+static void own_item(const struct eb_ctx *c, const struct mstate *st, const struct eb_meas *m,
+		     int g, struct eb_rec *it)
+{
+	struct own w = own_of(st, c->nranks, m->groups[g].rank % c->nranks);
+	int op = m->pt->step;
+
+	eb_rec_num(it, "own_GBps", own_rate(own_bytes(st, &w, op), m, g));
+	eb_rec_num(it, "own_sel_GBps", own_rate(of_op(w.sel, op), m, g));
+	eb_rec_num(it, "own_rdma_GBps", own_rate(of_op(w.rdma, op), m, g));
+	eb_rec_num(it, "own_nvl_GBps", own_rate(of_op(w.nvl, op), m, g));
+}
+
+/* The figure the peers' tests print, for the rank that prints it there: rank 0 (local rank 0
+ * of the first host in normal mode; in ll every rank prints, JSON has them all). */
+static void own_figures(const struct eb_ctx *c, const struct mstate *st, const struct eb_meas *m,
+			struct eb_rec *r)
+{
+	int g;
+
+	for (g = 0; g < m->ngroups && m->groups[g].rank % c->nranks != 0; g++)
+		;
+	if (g < m->ngroups) {
+		struct own w = own_of(st, c->nranks, 0);
+
+		eb_rec_num(r, "own_GBps", own_rate(own_bytes(st, &w, m->pt->step), m, g));
+	} else {
+		eb_rec_null(r, "own_GBps");
+	}
+}
+
 void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 		   struct eb_rec *r)
 {
@@ -89,6 +164,7 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	struct eb_stats slow = of_rep(m, m->slow), fast = of_rep(m, m->fast);
 	const struct eb_over *leg = &m->span[MOE_SPAN_CROSS];
 	double writes = 0, *base = st->base, t = slow.p50, cross = 0;
+	/* The leg's largest p50 over ranks: every rank's leg is over only when that one's is. */
 	double cross_t = leg->slow >= 0 ? m->rep[leg->slow].span[MOE_SPAN_CROSS].p50 : 0;
 	int k, op = m->pt->step, init = m->pt->var, crossed = eb_moe_cross_timed(st, op);
 
@@ -109,16 +185,25 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	eb_rec_int(r, "fastest_rank", m->fast >= 0 ? m->fast % c->nranks : 0);
 	eb_rec_int(r, "slowest_rank", m->slow >= 0 ? m->slow % c->nranks : 0);
 	rate(r, "sel_GBps", of_op(tt.sel, op), t);
+	/* Producers count what crosses to other hosts; baselines send to same-host peers through
+	 * the fabric too and count that as well. */
 	rate(r, "fabric_GBps", of_op(tt.fabric[!INIT_PROXIED(init)], op), t);
+	eb_rec_str(r, "fabric_counts", INIT_PROXIED(init) ? "other hosts" : "every other rank");
 	rate(r, "rdma_GBps", of_op(tt.rdma, op), t);
 	rate(r, "nvl_GBps", of_op(tt.nvl, op), t);
+	rate(r, "ncclep_ht_GBps", op == OP_PAIR ? 2 * tt.ncclep : tt.ncclep, t);
+	own_figures(c, st, m, r);
 	/* Same-host stores against the copy engines moving the same bytes (producers only). */
 	eb_rec_num_or_null(r, "intra_GBps", t > 0 ? of_op(st->ce_bytes, op) / t / 1e9 : 0,
 			   st->have_ce && INIT_PROXIED(init));
 	eb_rec_num_or_null(r, "vs_ce", t > 0 ? of_op(st->ce_s, op) / t : 0,
 			   st->have_ce && INIT_PROXIED(init));
-	/* The leg between hosts alone: the slowest rank's median in it. */
-	eb_rec_num_or_null(r, "cross_p50_us", cross_t * 1e6, crossed && cross_t > 0);
+	/* The leg between hosts alone: the slowest rank's median in it, and the largest of any
+	 * rank's, which the leg's rate divides by. */
+	eb_rec_num_or_null(r, "cross_p50_us",
+			   m->slow >= 0 ? m->rep[m->slow].span[MOE_SPAN_CROSS].p50 * 1e6 : 0,
+			   crossed && cross_t > 0);
+	eb_rec_num_or_null(r, "cross_max_p50_us", cross_t * 1e6, crossed && cross_t > 0);
 	eb_rec_num_or_null(r, "cross_GBps", cross_t > 0 ? cross / cross_t / 1e9 : 0,
 			   crossed && cross_t > 0);
 	eb_rec_num_or_null(r, "a2av_p50_us", base[op] * 1e6, base[op] > 0);
@@ -145,21 +230,16 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		eb_rec_num_or_null(it, "cross_p50_us",
 				   m->rep[m->groups[k].rank].span[MOE_SPAN_CROSS].p50 * 1e6,
 				   crossed);
+		own_item(c, st, m, k, it);
 	}
 }
 
 const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
-    {"Initiator", "initiator", 9, 0, 1},
-    {"Phase", "phase", 8, 0, 1},
-    {"p50(us)", "p50_us", 10, 1, 0},
-    {"p99(us)", "p99_us", 10, 1, 0},
-    {"max/it", "each_max_p50_us", 10, 1, 0},
-    {"sel GB/s", "sel_GBps", 9, 2, 0},
-    {"fabric GB/s", "fabric_GBps", 11, 2, 0},
-    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
-    {"NVL GB/s", "nvl_GBps", 9, 2, 0},
-    {"cross GB/s", "cross_GBps", 10, 2, 0},
-    {"x a2av", "vs_a2av", 7, 2, 0},
-    {"Mwr/s", "mwrites_per_s", 6, 3, 0},
-    {"#wrong", "wrong", 6, 0, 0},
+    {"Initiator", "initiator", 9, 0, 1},     {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},	     {"p99(us)", "p99_us", 10, 1, 0},
+    {"max/it", "each_max_p50_us", 10, 1, 0}, {"sel GB/s", "sel_GBps", 9, 2, 0},
+    {"own GB/s", "own_GBps", 9, 2, 0},	     {"fabric GB/s", "fabric_GBps", 11, 2, 0},
+    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},     {"NVL GB/s", "nvl_GBps", 9, 2, 0},
+    {"cross GB/s", "cross_GBps", 10, 2, 0},  {"x a2av", "vs_a2av", 7, 2, 0},
+    {"Mwr/s", "mwrites_per_s", 6, 3, 0},     {"#wrong", "wrong", 6, 0, 0},
 };

@@ -5,7 +5,7 @@
 
 #include "moe_state.h"
 
-#define EB_MOE_NCOLS 13
+#define EB_MOE_NCOLS 14
 extern const char *const eb_moe_init_name[];
 extern const char *const eb_moe_op_name[];
 extern const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS];

@@ -1,9 +1,11 @@
 /* efabench moe's options, the checks made before anything starts, and its descriptor. */
 #include "moe.h"
+#include "moe_need.h"
 #include "moe_state.h"
 #include "harness/probe.h"
 #include "efabench/boot.h"
 #include "efabench/status.h"
+#include "core/json.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -137,7 +139,7 @@ static int moe_finish(struct eb_opts *o, void *arg)
 }
 
 /* Before the local launcher starts ranks: what needs their count. */
-static int moe_probe(const struct eb_opts *o)
+static int moe_probe(struct eb_opts *o)
 {
 	const struct mopts *mo = o->own;
 	struct eb_moe_shape sh;
@@ -159,7 +161,35 @@ static int moe_probe(const struct eb_opts *o)
 		eb_err("--route %s", why);
 		return -2;
 	}
-	return eb_harness_probe(o);
+	/* The routing and plan first (the regions' memory may be undecided), then all of it once
+	 * --mem auto has decided where the regions go. */
+	if (o->mem == EB_MEM_AUTO && eb_moe_need_check(o, mo, np) == EB_EINVAL)
+		return -2;
+	if (eb_harness_mem_auto(o, NULL) != EB_OK)
+		return -1;
+	switch (eb_moe_need_check(o, mo, np)) {
+	case EB_OK:
+		return eb_harness_probe(o);
+	case EB_EINVAL:
+		return -2;
+	default:
+		return -1;
+	}
+}
+
+static const char *const mode_words[] = {"rank", "ll", "normal", NULL};
+
+/* The mode and shape that run, as the preset and the options resolve them. */
+static void moe_dry_run(struct eb_json *j, const struct eb_opts *o)
+{
+	const struct mopts *mo = o->own;
+
+	eb_json_str(j, "mode", mode_words[mo->mode]);
+	eb_json_int(j, "tokens", mo->tokens);
+	eb_json_int(j, "hidden", mo->hidden);
+	eb_json_int(j, "topk", mo->topk);
+	eb_json_int(j, "experts", mo->experts);
+	eb_json_str(j, "route", mo->route);
 }
 
 #define M(field) EB_AT(struct mopts, field)
@@ -167,7 +197,6 @@ static int moe_probe(const struct eb_opts *o)
 static const char *const preset_words[] = {"decode", "prefill", NULL};
 static const char *const dtype_words[] = {"bf16", "fp8", NULL};
 static const char *const init_words[] = {"gpu", "cpu", "a2av", "mpi", NULL};
-static const char *const mode_words[] = {"rank", "ll", "normal", NULL};
 static const char *const intra_words[] = {"auto", "ipc", "fabric", NULL};
 
 static const struct eb_opt moe_opts[] = {
@@ -265,15 +294,21 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  bounce buffers, copied in the phase's time.\n"
 	    "  t = a rank's time per iteration: from the barrier that starts every iteration\n"
 	    "  until its own writes are complete and everything addressed to it has arrived;\n"
-	    "  pair = dispatch then combine. p50/p99 = the slowest rank's (by p50); max/it =\n"
-	    "  p50 over iterations of the slowest rank's time in each. Bytes per rank (means\n"
-	    "  over ranks) / p50, in GB/s: sel = selections x bytes per token (or output)\n"
+	    "  pair = dispatch then combine. p50/p99 = the slowest rank's (by p50); p99 is\n"
+	    "  nearest-rank (at 100 iterations or fewer, the largest sample); max/it = p50\n"
+	    "  over iterations of the slowest rank's time in each. Bytes per rank (means over\n"
+	    "  ranks) / p50, in GB/s: sel = selections x bytes per token (or output)\n"
 	    "  (DeepEP's low-latency tests, UCCL-EP, pplx); fabric = bytes the rank writes\n"
-	    "  through the fabric (what its NICs carry; the a2av's and mpi's: everything not\n"
-	    "  its own); RDMA = a token once per host holding one of its experts, its own host\n"
-	    "  counted, and NVL = the tokens a rank receives, once each (DeepEP's normal tests).\n"
+	    "  through the fabric: the producers' to other hosts (what its NICs carry), the\n"
+	    "  a2av's and mpi's everything not its own (same-host peers too); RDMA = a token\n"
+	    "  once per host holding one of its experts, its own host counted, and NVL = the\n"
+	    "  tokens a rank receives, once each (DeepEP's normal tests). own GB/s = rank 0's\n"
+	    "  own bytes / its own p50, the figure DeepEP and UCCL-EP print: its selections\n"
+	    "  (ll, rank) or its RDMA bytes (normal); JSON has every rank's (ranks[].own_*)\n"
+	    "  and NCCL EP's high-throughput count ((remote (token, host) pairs + tokens\n"
+	    "  received) x 2H, mean over ranks / p50: ncclep_ht_GBps).\n"
 	    "  cross GB/s (normal mode over several hosts, whose phases have two legs) = bytes\n"
-	    "  a rank sends to other hosts / the slowest rank's p50 of the leg that carries\n"
+	    "  a rank sends to other hosts / the largest p50 over ranks of the leg that carries\n"
 	    "  them (dispatch's first, combine's second), timed alone on each rank: what the\n"
 	    "  rails carry while they are in use, without the forwarding inside the host.\n"
 	    "  Mwr/s = fabric writes a rank posts per second (JSON: writes per iteration), as\n"
@@ -293,4 +328,6 @@ const struct eb_cmd eb_cmd_moe = {
     .dflt_of = moe_dflt_of,
     .bench = &eb_moe_bench,
     .probe = moe_probe,
+    .dry_run = moe_dry_run,
+    .mem_auto = 1,
 };

@@ -1,6 +1,7 @@
 #include "moe_setup.h"
 #include "moe_cross.h"
 #include "moe_mpi.h"
+#include "moe_need.h"
 #include "moe_peers.h"
 #include "moe_op.h"
 #include "core/arrays.h"
@@ -14,13 +15,6 @@
 #include <rdma/fabric.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t token_bytes(const struct mopts *mo)
-{
-	/* fp8: a byte per value and a 4-byte scale per 128 values (DeepEP's layout). */
-	return mo->dtype == MOE_FP8 ? (uint64_t)mo->hidden + 4ull * (uint64_t)(mo->hidden / 128)
-				    : 2ull * (uint64_t)mo->hidden;
-}
 
 /* Proxy k's receiving partner: an engine on the same NICs that proxy k's peers write to, the
  * destination registered on it, and a proxy that counts arrivals and applies signals. */
@@ -326,7 +320,7 @@ static int lay_out(struct eb_ctx *c, struct mstate *st)
 	return rc != EB_OK
 		   ? rc
 		   : eb_moe_plan_build(&st->plan, &st->rt, &st->hosts, c->rank, mo->mode,
-				       by_stores(st, c), token_bytes(mo),
+				       by_stores(st, c), eb_moe_token_bytes(mo),
 				       2ull * (uint64_t)mo->hidden, mo->preset == MOE_PREFILL);
 }
 
