@@ -117,6 +117,8 @@ static void mem_facts(const struct eb_ctx *c, const struct eb_sweep *w, struct e
 	int k, n = c->nranks < 16 ? c->nranks : 16;
 
 	eb_fact_break(s);
+	if (c->o->mem_why[0]) /* --mem auto: what it found */
+		eb_fact_str(s, "mem_why", "memory chosen", c->o->mem_why);
 	if (c->mem == EB_MEM_HOST) {
 		eb_head_fact(&s->head, "memory", "%s, registration: %s", mem_what(c->mem),
 			     eb_reg_path_name(w->path));

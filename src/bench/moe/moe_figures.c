@@ -234,12 +234,21 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	}
 }
 
+/* clang-format off */
 const struct eb_colspec eb_moe_cols[EB_MOE_NCOLS] = {
-    {"Initiator", "initiator", 9, 0, 1},     {"Phase", "phase", 8, 0, 1},
-    {"p50(us)", "p50_us", 10, 1, 0},	     {"p99(us)", "p99_us", 10, 1, 0},
-    {"max/it", "each_max_p50_us", 10, 1, 0}, {"sel GB/s", "sel_GBps", 9, 2, 0},
-    {"own GB/s", "own_GBps", 9, 2, 0},	     {"fabric GB/s", "fabric_GBps", 11, 2, 0},
-    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},     {"NVL GB/s", "nvl_GBps", 9, 2, 0},
-    {"cross GB/s", "cross_GBps", 10, 2, 0},  {"x a2av", "vs_a2av", 7, 2, 0},
-    {"Mwr/s", "mwrites_per_s", 6, 3, 0},     {"#wrong", "wrong", 6, 0, 0},
+    {"Initiator", "initiator", 9, 0, 1},
+    {"Phase", "phase", 8, 0, 1},
+    {"p50(us)", "p50_us", 10, 1, 0},
+    {"p99(us)", "p99_us", 10, 1, 0},
+    {"max/it", "each_max_p50_us", 10, 1, 0},
+    {"sel GB/s", "sel_GBps", 9, 2, 0},
+    {"own GB/s", "own_GBps", 9, 2, 0},
+    {"fabric GB/s", "fabric_GBps", 11, 2, 0},
+    {"RDMA GB/s", "rdma_GBps", 9, 2, 0},
+    {"NVL GB/s", "nvl_GBps", 9, 2, 0},
+    {"cross GB/s", "cross_GBps", 10, 2, 0},
+    {"x a2av", "vs_a2av", 7, 2, 0},
+    {"Mwr/s", "mwrites_per_s", 6, 3, 0},
+    {"#wrong", "wrong", 6, 0, 0},
 };
+/* clang-format on */

@@ -28,8 +28,8 @@ struct eb_moe_need eb_moe_need_of(const struct eb_opts *o, const struct mopts *m
 	w.route = n * tokens * width * sizeof(int32_t) + 2 * n * n * sizeof(int64_t);
 	/* model/plan.h: serve_at per (rank, token), back_at and back_sum per own selection */
 	w.lists = n * tokens * sizeof(int32_t) + tokens * width * (sizeof(uint64_t) + 1);
-	/* The source holds its tokens; the destination at least one output back per token and,
-	 * but for a matrix file's routing (a token may go nowhere), the tokens that come in. */
+	/* The source holds its tokens; but for a matrix file's routing (where a token may go
+	 * nowhere), the destination holds at least a token in and an output back per token. */
 	w.regions = tokens * eb_moe_token_bytes(mo);
 	if (mo->spec.kind != EB_ROUTE_FILE)
 		w.regions += tokens * (eb_moe_token_bytes(mo) + 2ull * (uint64_t)mo->hidden);
