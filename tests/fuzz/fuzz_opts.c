@@ -84,8 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* EB_OK or a negative eb_status, nothing else */
 	if (rc == EB_OK && help)
 		eb_opts_help(devnull, cmd);
-	else if (rc == EB_OK && cmd->bench != NULL) {
-		if (eb_harness_select(cmd->bench, &o, vars) > EB_MAX_VARIANTS)
+	else if (rc == EB_OK && cmd->bench != NULL && cmd->bench->sweep != NULL) {
+		if (eb_sweep_select(cmd->bench->sweep, &o, vars) > EB_MAX_VARIANTS)
 			abort();
 	}
 	if (rc == EB_OK && !help && (o.nsizes < 1 || o.nsizes > EB_MAX_SIZES))
