@@ -45,10 +45,10 @@ assert len(d["traffic"]) == n * n
 
 # Legs. rank: a token once per rank holding its experts, outputs back one write per (token,
 # rank) (decode) or one per output (prefill). ll: once per expert, each output alone.
-# normal on one host: rank's dispatch, outputs summed per rank. normal across hosts: a token
-# crosses to the rank of the same local index on each host holding its experts (once per
-# host), which forwards it inside its host (leg 1); outputs are summed per rank to that
-# forwarder (leg 0) and per host back across (leg 1).
+# normal on one host: rank's dispatch, a row per (token, rank) back. normal across hosts: a
+# token crosses to the rank of the same local index on each host holding its experts (once
+# per host), which forwards it inside its host (leg 1); a row per (token, rank) goes to that
+# forwarder (leg 0), a row per (token, host) back across (leg 1).
 same = lambda a, b: host[a] == host[b]
 two = mode == "normal" and H > 1
 direct = lambda s, x: not two or same(s, x)

@@ -368,6 +368,23 @@ static void fill(struct sim *m, int r)
 
 		for (k0 = 0; x[k0] / m->rt->per_rank != r; k0++)
 			;
+		if (p->mode == EB_MOE_NORMAL) { /* one row: the selections here, weighted, summed */
+			uint16_t *row =
+			    (uint16_t *)(void *)(m->src[r] + p->out_off +
+						 (uint64_t)p->serve_out[j] * p->out_bytes);
+
+			for (i = 0; i < hid; i++) {
+				float acc = 0;
+
+				for (k = k0;
+				     k < m->rt->width && x[k] >= 0 && x[k] / m->rt->per_rank == r;
+				     k++)
+					acc += 0.25f * (float)eb_moe_weight_q(p->serve_tok[j], k) *
+					       out_value(p->serve_src[j], p->serve_tok[j], x[k], i);
+				row[i] = bf16(acc);
+			}
+			continue;
+		}
 		for (k = k0; k < k0 + (int)(p->serve_out[j + 1] - p->serve_out[j]); k++)
 			for (i = 0; i < hid; i++)
 				((uint16_t *)(void *)(m->src[r] + p->out_off +

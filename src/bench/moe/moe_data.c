@@ -109,7 +109,8 @@ static int pull(struct mstate *st, struct eb_payload *p, uint64_t len)
 	return eb_mem_copy(&h, 0, &p->pay, 0, len);
 }
 
-/* Tokens and the outputs of every token served here, expert by expert. */
+/* Tokens and the outputs of every token served here, expert by expert; in normal mode one row
+ * per token, its experts' weighted sum (what DeepEP's normal combine is given). */
 static void fill_source(struct eb_ctx *c, struct mstate *st, char *img)
 {
 	const struct eb_moe_plan *pl = &st->plan;
@@ -129,6 +130,16 @@ static void fill_source(struct eb_ctx *c, struct mstate *st, char *img)
 
 		for (k0 = 0; x[k0] / st->rt.per_rank != c->rank; k0++)
 			;
+		if (pl->mode == EB_MOE_NORMAL) {
+			for (k = k0;
+			     k < st->rt.width && x[k] >= 0 && x[k] / st->rt.per_rank == c->rank;
+			     k++)
+				;
+			expected(st, s, tok, k0, k, 1, c->epoch);
+			memcpy(img + pl->out_off + (uint64_t)pl->serve_out[j] * pl->out_bytes,
+			       st->vals, pl->out_bytes);
+			continue;
+		}
 		for (k = k0; k < k0 + (int)(pl->serve_out[j + 1] - pl->serve_out[j]); k++) {
 			uint16_t *row = (uint16_t *)(void *)(img + pl->out_off +
 							     (uint64_t)(pl->serve_out[j] + k - k0) *

@@ -16,8 +16,8 @@ static const char *const mode_name[] = {"rank", "ll", "normal"};
 static const char *const mode_says[] = {
     "a token once per rank holding its experts, a rank's outputs back unsummed",
     "a token once per expert, each output back alone: DeepEP's low-latency kernels",
-    ("a token once per host over the fabric, forwarded inside it; outputs summed per rank "
-     "and per host: DeepEP's normal kernels")};
+    ("a token once per host over the fabric, forwarded inside it; a rank's row per token "
+     "back (its experts summed before the clock), summed per host: DeepEP's normal kernels")};
 
 static const char *launcher(const struct eb_ctx *c)
 {

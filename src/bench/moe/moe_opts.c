@@ -210,8 +210,9 @@ static const struct eb_opt moe_opts[] = {
      "what a write carries: ll (decode's default: a token\n"
      "once per expert, each output back alone, as DeepEP's\n"
      "low-latency kernels), normal (prefill's: once per host\n"
-     "over the fabric, forwarded inside it; outputs summed per\n"
-     "rank, then per host, as DeepEP's normal kernels) or rank\n"
+     "over the fabric, forwarded inside it; a rank's row per\n"
+     "token back, its experts summed before the clock, then\n"
+     "summed per host, as DeepEP's normal kernels) or rank\n"
      "(once per rank, a rank's outputs back unsummed)",
      mode_words},
     {"hosts", 0, "N", eb_opt_num, M(hosts), 1, 4096,
@@ -277,9 +278,11 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  rank holding one of its experts and returns that rank's outputs unsummed; ll\n"
 	    "  (DeepEP low-latency) puts a token once per selected expert and returns each\n"
 	    "  output alone; normal (DeepEP normal) sends a token once per destination host, to\n"
-	    "  the rank of the same local index there, which forwards it inside its host, and\n"
-	    "  sums the outputs per rank, then per host, before they cross back. Ranks know\n"
-	    "  their host by name (--hosts N emulates N hosts of equal ranks); same-host peers\n"
+	    "  the rank of the same local index there, which forwards it inside its host; its\n"
+	    "  combine starts from one row per token a rank received (the rank's experts\n"
+	    "  weighted and summed before the clock, as DeepEP's combine is given them), summed\n"
+	    "  per host before they cross back. Ranks know their host by name (--hosts N\n"
+	    "  emulates N hosts of equal ranks); same-host peers\n"
 	    "  are reached by stores into their mapped regions (shared memory, or GPU memory\n"
 	    "  over CUDA IPC) and a flag, other hosts through the fabric: puts into slots the\n"
 	    "  receiver derives from the routing, then a signal per (proxy thread, source)\n"

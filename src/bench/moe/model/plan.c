@@ -339,7 +339,8 @@ struct make {
 	uint64_t at; /* the destination's next byte */
 };
 
-/* Output row k of token (s, t) in this rank's source region. */
+/* Output row k of token (s, t) in this rank's source region (normal: the token's one row, at
+ * its first selection here). */
 static uint64_t out_row(const struct eb_moe_plan *p, const struct eb_route *rt, int s, int t, int k)
 {
 	int32_t i = p->serve_at[(size_t)s * (size_t)p->tokens + (size_t)t];
@@ -349,35 +350,28 @@ static uint64_t out_row(const struct eb_moe_plan *p, const struct eb_route *rt, 
 	return p->out_off + (uint64_t)(p->serve_out[i] + (k - k0)) * p->out_bytes;
 }
 
-/* A weighted sum's rows: this rank's outputs (weights of the token), or the rows this host's
- * ranks sent here for it (already weighted). */
-static uint32_t sum_rows(struct make *m, const struct item *it, int64_t ref)
+/* A host's sum: the rows this host's ranks sent here for a token (each already its rank's
+ * weighted sum), at weight 1. *one gets the row where there is only one: that sum is the row
+ * itself, so the item is a copy of it. */
+static uint32_t sum_rows(struct make *m, const struct item *it, int64_t ref, uint64_t *one)
 {
 	struct eb_moe_plan *p = m->p;
-	struct eb_moe_leg *g = m->g;
+	const uint64_t *at = p->stage_at + fwd_index(p, it->s, it->t) * (size_t)p->hosts->most;
 	uint32_t n = 0;
-	int k, r;
+	int r;
 
-	if (it->kind == IT_SUM_RANK) {
-		for (k = it->k0; k < it->k1; k++, n++)
-			if (!m->count) {
-				g->row_at[ref + n] = out_row(p, m->rt, it->s, it->t, k);
-				g->row_w[ref + n] = (uint8_t)eb_moe_weight_q(it->t, k);
-			}
-		return n;
-	}
-	for (r = 0; r < p->hosts->most; r++) {
-		uint64_t at =
-		    p->stage_at[fwd_index(p, it->s, it->t) * (size_t)p->hosts->most + (size_t)r];
-
-		if (at == UINT64_MAX)
-			continue;
-		if (!m->count) {
-			g->row_at[ref + n] = at;
-			g->row_w[ref + n] = 4;
+	for (r = 0; r < p->hosts->most; r++)
+		if (at[r] != UINT64_MAX) {
+			*one = at[r];
+			n++;
 		}
-		n++;
-	}
+	if (n < 2)
+		return 0;
+	for (r = 0; r < p->hosts->most && !m->count; r++)
+		if (at[r] != UINT64_MAX) {
+			m->g->row_at[ref] = at[r];
+			m->g->row_w[ref++] = 4;
+		}
 	return n;
 }
 
@@ -390,8 +384,8 @@ static void make(void *arg, const struct item *it)
 	uint64_t len = it->kind == IT_TOKEN ? p->tok_bytes
 		       : it->kind == IT_OUT ? (uint64_t)(it->k1 - it->k0) * p->out_bytes
 					    : p->out_bytes;
-	uint32_t rows =
-	    it->kind == IT_SUM_RANK || it->kind == IT_SUM_HOST ? sum_rows(m, it, g->refs) : 0;
+	uint64_t one = 0;
+	uint32_t rows = it->kind == IT_SUM_HOST ? sum_rows(m, it, g->refs, &one) : 0;
 
 	if (m->count) {
 		g->refs += rows;
@@ -406,10 +400,10 @@ static void make(void *arg, const struct item *it)
 	if (it->kind == IT_TOKEN)
 		g->src[i] = g->from_dst ? p->fwd_at[fwd_index(p, it->s, it->t)]
 					: p->x_off + (uint64_t)it->t * p->tok_bytes;
-	else if (it->kind == IT_OUT)
+	else if (it->kind == IT_OUT || it->kind == IT_SUM_RANK) /* a rank's sum: its one row */
 		g->src[i] = out_row(p, m->rt, it->s, it->t, it->k0);
 	else
-		g->src[i] = g->row_at[g->first[i]];
+		g->src[i] = rows > 0 ? g->row_at[g->first[i]] : one;
 }
 
 static int leg_alloc(struct eb_moe_leg *g, int ranks)
@@ -486,7 +480,8 @@ static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int op, i
 	return EB_OK;
 }
 
-/* The (source, token) pairs this rank serves, and where their outputs sit. */
+/* The (source, token) pairs this rank serves, and where their outputs sit: a row per
+ * selection, or in normal mode one row per pair, the weighted sum of its experts here. */
 static void serve(struct eb_moe_plan *p, const struct eb_route *rt)
 {
 	int64_t rows = 0;
@@ -504,7 +499,7 @@ static void serve(struct eb_moe_plan *p, const struct eb_route *rt)
 			p->serve_src[p->served] = s;
 			p->serve_tok[p->served] = t;
 			p->serve_out[p->served++] = rows;
-			rows += k1 - k0;
+			rows += p->mode == EB_MOE_NORMAL ? 1 : k1 - k0;
 		}
 	p->serve_out[p->served] = rows;
 }

@@ -9,13 +9,17 @@
  *           output comes back on its own; the home rank sums them;
  *   normal  a token crosses the fabric once per destination host, to the rank with the
  *           sender's local index there, which forwards it to that host's ranks holding its
- *           experts (DeepEP's normal kernels); in combine each rank sums its experts'
- *           outputs for a token to one row, the forwarding rank sums its host's rows to one,
+ *           experts (DeepEP's normal kernels); combine starts, as DeepEP's does, from one row
+ *           per token a rank received: its experts' outputs weighted and summed, the MoE
+ *           layer's work before the combine (made once, outside the clock). That row goes
+ *           back; across hosts, to the forwarding rank, which sums its host's rows to one,
  *           and only that row crosses the fabric. With one host an op has one leg; across
- *           hosts dispatch and combine each have two: to the forwarding ranks, then from them.
+ *           hosts dispatch and combine each have two: to the forwarding ranks, then from
+ *           them.
  *
  * A rank's source region:      x (its tokens) | out (expert outputs of the tokens it
- *                              received) | pack[op][leg] (items packed per destination)
+ *                              received; normal: a row per token) | pack[op][leg] (items
+ *                              packed per destination)
  * A rank's destination region: recv (tokens received, by leg and writer) | back (what
  *                              returns for its own tokens, by writer) | fwd (tokens to
  *                              forward, by source) | stage (rows to sum before the fabric)
@@ -82,7 +86,8 @@ struct eb_moe_plan {
 	struct eb_moe_slot *slots;
 	struct eb_moe_staged *staged;
 	/* The (source, token) pairs with an expert here, in that order: each has its experts'
-	 * outputs, in selection order, from row serve_out[i] of out. */
+	 * outputs, in selection order, from row serve_out[i] of out (normal: one row, their
+	 * weighted sum). */
 	int64_t served;
 	int32_t *serve_src, *serve_tok;
 	int64_t *serve_out; /* [served + 1] */
