@@ -26,15 +26,22 @@
 #include <unistd.h>
 
 #ifndef EB_HAVE_CUDA
-static int ipc_probe(struct eb_opts *o)
+static int ipc_none(void)
 {
 	eb_err("efabench ipc needs a build with CUDA (this one has none)");
 	return -2;
 }
 
+static int ipc_probe(struct eb_opts *o)
+{
+	(void)o;
+	return ipc_none();
+}
+
 static int ipc_refuse(struct eb_ctx *c)
 {
-	return ipc_probe(c->o) == -2 ? EB_EINVAL : EB_ENOTSUP;
+	(void)c;
+	return ipc_none() == -2 ? EB_EINVAL : EB_ENOTSUP;
 }
 
 /* Nothing to measure without CUDA: the probe refuses before any rank starts, and a rank that
