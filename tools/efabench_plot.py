@@ -415,6 +415,13 @@ def plot_trace(out, stem, doc, point):
         if e["args"]["point"] == point:
             by.setdefault(e["args"]["sample"], []).append(e)
     samples = sorted(by, key=lambda k: min(e["ts"] for e in by[k]))[:24]
+    # proxy samples puts; moe samples a rank's iteration (its stages are an op's legs)
+    moe = doc.get("otherData", {}).get("bench") == "moe"
+    what = "iteration" if moe else "put"
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink",
+               "tab:olive", "tab:cyan"]
+    names = sorted({e["name"] for e in ev if e["name"] != "sample"})
+    colour = {n: STAGE_COLORS.get(n, palette[i % len(palette)]) for i, n in enumerate(names)}
     fig, ax = new_fig(out.plt, wide=True)
     seen, spans = set(), []
     for y, k in enumerate(samples):
@@ -425,16 +432,20 @@ def plot_trace(out, stem, doc, point):
             thin = e["pid"] != 0
             h = 0.3 if thin else 0.7
             ax.broken_barh([(e["ts"] - t0, max(e["dur"], 1e-3))], (y - h / 2, h),
-                           color=STAGE_COLORS.get(e["name"], "tab:red"),
+                           color=colour[e["name"]],
                            label=None if e["name"] in seen else e["name"])
             seen.add(e["name"])
             spans.append([k, e["name"], e["pid"], e["ts"] - t0, e["dur"]])
     ax.set_yticks(range(len(samples)))
-    ax.set_yticklabels([f"put {k & 0xffffffffff}" for k in samples], fontsize=7)
+    if moe:  # a sample's id: its iteration << 20 | rank
+        ax.set_yticklabels([f"rank {k & 0xfffff}, it {k >> 20}" for k in samples], fontsize=7)
+        ax.set_xlabel("us since the op's start on the rank")
+    else:
+        ax.set_yticklabels([f"put {k & 0xffffffffff}" for k in samples], fontsize=7)
+        ax.set_xlabel("us since the put's push (thin: ends on the target rank)")
     ax.invert_yaxis()
-    ax.set_xlabel("us since the put's push (thin: ends on the target rank)")
-    ax.set_title(f"Where each sampled put's time goes: {point}, {len(samples)} of "
-                 f"{count[point]} sampled puts")
+    ax.set_title(f"Where each sampled {what}'s time goes: {point}, {len(samples)} of "
+                 f"{count[point]} sampled {what}s")
     legend(ax, 6)
     finish(fig, wide=True)
     out.save(fig, f"{stem}-timeline", {"point": point, "spans": spans})

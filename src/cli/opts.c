@@ -98,8 +98,9 @@ static int parse_stages(const struct eb_opt *o, const char *arg, void *field, ch
 static const struct eb_opt stages[] = {
     {"stages", 0, "N", parse_stages, O(stages_every), 0, 0,
      "stamp the stages of 1 in N operations (default 64), all or\n"
-     "off: where a put's time goes, a table after the results and\n"
-     "JSON stages (off: nothing stamped, nothing spent)"},
+     "off: where a put's time goes (moe: every iteration's legs\n"
+     "while on), a table after the results and JSON stages\n"
+     "(off: nothing stamped, nothing spent)"},
     {"trace", 0, "FILE", eb_opt_str, O(trace), 0, 0,
      "the stamped operations' stages in the Chrome Trace Event\n"
      "Format (Perfetto, chrome://tracing; efabench plot draws it)"},

@@ -108,7 +108,8 @@ struct eb_over {
  * event stamped where the operation passed it (eb_event), on whichever rank and thread. */
 struct eb_stage {
 	const char *name;
-	int from, to; /* indexes into the benchmark's events */
+	int from, to;	   /* indexes into the benchmark's events */
+	const char *bound; /* what bounds the operation where this stage dominates (verdict) */
 };
 
 #define EB_MAX_STAGES 8

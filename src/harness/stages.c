@@ -233,11 +233,11 @@ static void us_obj(struct eb_rec *r, const char *key, const struct eb_stats *s, 
 {
 	eb_rec_obj(r, key);
 	eb_rec_int(r, "samples", (long long)s->n);
-	eb_rec_num(r, "p50_us", s->p50 * 1e6);
-	eb_rec_num(r, "p99_us", s->p99 * 1e6);
-	eb_rec_num(r, "mean_us", s->mean * 1e6);
-	eb_rec_num(r, "min_us", s->min * 1e6);
-	eb_rec_num(r, "max_us", s->max * 1e6);
+	eb_rec_num_or_null(r, "p50_us", s->p50 * 1e6, s->n > 0);
+	eb_rec_num_or_null(r, "p99_us", s->p99 * 1e6, s->n > 0);
+	eb_rec_num_or_null(r, "mean_us", s->mean * 1e6, s->n > 0);
+	eb_rec_num_or_null(r, "min_us", s->min * 1e6, s->n > 0);
+	eb_rec_num_or_null(r, "max_us", s->max * 1e6, s->n > 0);
 	eb_rec_num_or_null(r, "share", whole > 0 ? s->p50 / whole : 0, whole > 0 && s->n > 0);
 	eb_rec_end(r);
 }
@@ -300,9 +300,10 @@ void eb_stages_table(const struct eb_ctx *c, struct eb_sheet *s, const struct eb
 		if (m[i].stages.samples == 0)
 			continue;
 		stage_row(s, point, "whole", &m[i].stages.whole, m[i].stages.whole.p50);
-		for (st = 0; st < c->b->nstages; st++)
-			stage_row(s, point, c->b->stages[st].name, &m[i].stages.st[st],
-				  m[i].stages.whole.p50);
+		for (st = 0; st < c->b->nstages; st++) /* stages a point never passes: left out */
+			if (m[i].stages.st[st].n > 0)
+				stage_row(s, point, c->b->stages[st].name, &m[i].stages.st[st],
+					  m[i].stages.whole.p50);
 	}
 	for (i = 0; i < n; i++) {
 		int top = dominant(c, &m[i].stages);

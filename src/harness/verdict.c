@@ -1,7 +1,8 @@
 /* What bounds a result, from its figures: the link, where BusBW is 90 % or more and the NICs'
  * own counters saw at least what efabench posted through them; else, where the benchmark
- * stamps stages, the stage that dominates a sampled operation (the producer and the queue,
- * the proxy, the provider and NIC, the completion's way back); else not the link, where BusBW
+ * stamps stages, what the stage that dominates a sampled operation names (proxy: the producer
+ * and the queue, the proxy, the provider and NIC, the completion's way back; moe: a leg's
+ * producers, or the arrivals it then waits for); else not the link, where BusBW
  * is below 90 %; nothing without a link speed or stages. docs/methods.md states the rules. */
 #include "verdict.h"
 #include "nics.h"
@@ -42,18 +43,6 @@ static int top_stage(const struct eb_ctx *c, const struct eb_meas *m)
 	return top;
 }
 
-/* What a stage's name says bounds the operation. */
-static const char *bound_of(const char *stage)
-{
-	if (strcmp(stage, "queue") == 0)
-		return "producer";
-	if (strcmp(stage, "proxy") == 0)
-		return "proxy";
-	if (strcmp(stage, "back to producer") == 0)
-		return "completion";
-	return "provider";
-}
-
 void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *r)
 {
 	const struct eb_field *f = eb_rec_field(r, "busbw_pct");
@@ -69,7 +58,7 @@ void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *
 		const struct eb_stats *s = &m->stages.st[top];
 		int n;
 
-		snprintf(m->bound, sizeof(m->bound), "%s", bound_of(c->b->stages[top].name));
+		snprintf(m->bound, sizeof(m->bound), "%s", c->b->stages[top].bound);
 		n = snprintf(m->why, sizeof(m->why),
 			     "stage %s dominates: p50 %.2f of the operation's %.2f us",
 			     c->b->stages[top].name, s->p50 * 1e6, m->stages.whole.p50 * 1e6);

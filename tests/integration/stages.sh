@@ -5,7 +5,8 @@
 # lane, whose samples are counted, and in which the chain of a blocking put (queue, proxy, local
 # completion, back to producer) adds up to its whole, sample by sample. --stages off stamps
 # nothing; a proxy thread slowed on purpose (--slow-proxy) is named by the verdict; --trace
-# without stages and a sampling of 0 are refused.
+# without stages and a sampling of 0 are refused. moe: every rank's iterations, each leg's send
+# and wait adding up to the whole in the trace, the verdict from the stage that dominates.
 . "$(dirname "$0")/lib.sh"
 common=(--producers-on cpu --np 2 --provider shm --timeout 20)
 
@@ -78,6 +79,55 @@ put = [r for r in json.load(open(sys.argv[1]))["results"] if r["variant"] == "Pr
 assert put and all(r["verdict"]["bound"] == "proxy" for r in put), [r.get("verdict") for r in put]
 PY
 grep -q "^# ProxyPut 8: proxy (stage proxy dominates" "$WORK/out" || fail "no verdict line"
+
+# moe: every rank stamps each timed iteration's legs (two emulated hosts: two legs an op).
+run_ok "moe's legs" "$EFABENCH" moe --np 4 --hosts 2 --provider shm --mode normal --tokens 64 \
+	--hidden 512 -n 6 -w 1 --initiators cpu,a2av --timeout 20 --json "$WORK/moe.json" \
+	--trace "$WORK/moe.trace"
+grep -q "^# cpu combine: most of the time goes to combine [01] " "$WORK/out" ||
+	fail "moe: no line naming a stage"
+python3 - "$WORK/moe.json" "$WORK/moe.trace" <<'PY' || fail "moe's stages do not check out"
+import json, sys
+from collections import defaultdict
+res = json.load(open(sys.argv[1]))["results"]
+legs = {"dispatch": ["dispatch"], "combine": ["combine"], "pair": ["dispatch", "combine"]}
+chains = {}
+for r in res:
+    st, ph = r["stages"], r["phase"]
+    assert st["samples"] == 6 * 4, (r["initiator"], ph, st["samples"])
+    chain = ["%s %d %s" % (op, leg, k) for op in legs[ph] for leg in (0, 1)
+             for k in ("send", "wait")]
+    for k in chain:
+        assert st[k]["samples"] == 24 and st[k]["p50_us"] is not None, (ph, k, st[k])
+    for k in set(st) - set(chain) - {"samples", "clock_uncertainty_us", "clocks", "dominant",
+                                      "whole"}:
+        assert st[k]["samples"] == 0 and st[k]["p50_us"] is None, (ph, k, st[k])
+    assert st["dominant"] in chain, st["dominant"]
+    want = "producer" if st["dominant"].endswith("send") else "arrival"
+    assert r["verdict"]["bound"] == want, (r["verdict"], st["dominant"])
+    chains["%s %s" % (r["initiator"], ph)] = chain
+# each sampled iteration's chain adds up to its whole, on every rank (a pair's whole also holds
+# the moment between its dispatch's last arrival and its combine's start)
+got = defaultdict(dict)
+for e in json.load(open(sys.argv[2]))["traceEvents"]:
+    if e["ph"] == "X":
+        got[(e["args"]["point"], e["args"]["sample"])][e["name"]] = (e["dur"], e["pid"])
+checked = 0
+for (point, sample), d in got.items():
+    chain = chains[point]
+    assert all(k in d for k in chain + ["sample"]), (point, sorted(d))
+    gap = d["sample"][0] - sum(d[k][0] for k in chain)
+    assert -0.01 < gap < (0.05 * d["sample"][0] if point.endswith("pair") else 0.01), (point, d)
+    assert d["sample"][1] == sample & 0xfffff, (point, sample, d["sample"])  # its own rank
+    checked += 1
+assert checked == 6 * 24, checked
+print("moe stages ok:", checked, "iterations summed")
+PY
+run_ok "moe, --stages off" "$EFABENCH" moe --np 2 --provider shm --tokens 16 --hidden 512 -n 2 \
+	-w 1 --initiators cpu --stages off --json "$WORK/moe-off.json"
+grep -q "Where the time goes" "$WORK/out" && fail "moe --stages off printed stages"
+python3 -c 'import json,sys; assert not any("stages" in r for r in json.load(open(sys.argv[1]))["results"])' \
+	"$WORK/moe-off.json" || fail "moe --stages off left stages in the JSON"
 
 for bad in "--stages 0" "--stages off --trace $WORK/x.trace" "--stages lots"; do
 	# shellcheck disable=SC2086

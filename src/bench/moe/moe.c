@@ -12,6 +12,7 @@
 #include "moe_figures.h"
 #include "moe_op.h"
 #include "moe_setup.h"
+#include "moe_stages.h"
 #include "efabench/status.h"
 #include "core/log.h"
 
@@ -145,6 +146,10 @@ const struct eb_bench eb_moe_bench = {
     .uses = EB_USES_FABRIC,
     .spans = spans,
     .nspans = 1,
+    .events = eb_moe_events,
+    .nevents = MOE_NEVENTS,
+    .stages = eb_moe_stages,
+    .nstages = MOE_NSTAGES,
     .plan = moe_plan,
     .setup = moe_setup,
     .teardown = moe_teardown,

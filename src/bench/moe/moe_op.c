@@ -6,6 +6,7 @@
 #include "moe_op.h"
 #include "moe_cross.h"
 #include "moe_mpi.h"
+#include "moe_stages.h"
 #include "efabench/layout.h"
 #include "efabench/status.h"
 #include "efabench/xfer.h"
@@ -304,7 +305,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 						{"combine", "combine (forwarding)"}};
 	const char *step = steps[which][leg];
 	uint64_t deadline = eb_deadline(c->o->fab.timeout_s), spins = 0;
-	int s, done = 0, failed = 0, rc = EB_OK, late, word = which * 2 + leg;
+	int s, done = 0, sent = 0, failed = 0, rc = EB_OK, late, word = which * 2 + leg;
 
 	st->runs[which][leg]++;
 	for (s = 0; s < c->nranks; s++)
@@ -319,6 +320,8 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	for (;;) {
 		if (!done && (done = producers_done(st, &failed)) < 0)
 			return done;
+		if (done && !sent++)
+			eb_moe_stamp(c, st, which, MOE_AT_SENT, leg);
 		late = short_source(c, st, word);
 		if (done && failed)
 			return producers_failed(st, step, late);
@@ -372,6 +375,7 @@ static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 					    g->dst[a], EB_IMM(c->rank, 0), &xs);
 		eb_a2av_expect(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p, in);
 	}
+	eb_moe_stamp(c, st, which, MOE_AT_SENT, leg);
 	return rc != EB_OK ? rc : eb_a2av_wait(&st->a2a, EB_DEADLINE_LAZY);
 }
 
@@ -403,14 +407,18 @@ static int stage(struct mstate *st, int which, int received)
 /* One op, every leg; *cross gets the seconds of the leg that crosses between hosts. */
 static int step(struct eb_ctx *c, struct mstate *st, int which, double *cross)
 {
-	int leg, rc = stage(st, which, 0);
+	int leg, rc;
 
+	eb_moe_stamp(c, st, which, MOE_AT_START, 0);
+	rc = stage(st, which, 0);
 	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
 		uint64_t t0 = leg == st->cross_leg[which] ? eb_now_ns() : 0;
 
 		rc = st->init == INIT_A2AV  ? a2a_leg(c, st, which, leg)
 		     : st->init == INIT_MPI ? eb_moe_mpi_leg(c, st, which, leg)
 					    : proxied_leg(c, st, which, leg);
+		if (rc == EB_OK)
+			eb_moe_stamp(c, st, which, MOE_AT_IN, leg);
 		if (leg == st->cross_leg[which])
 			*cross += (double)(eb_now_ns() - t0) * 1e-9;
 	}
@@ -423,6 +431,7 @@ int eb_moe_iter(struct eb_ctx *c)
 	double cross = 0;
 	int rc = EB_OK;
 
+	eb_moe_stamp_next(c, st);
 	if (st->op != OP_COMBINE)
 		rc = step(c, st, 0, &cross);
 	if (rc == EB_OK && st->op != OP_DISPATCH)

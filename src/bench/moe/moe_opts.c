@@ -323,7 +323,8 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  rank's p50/p99 (and its p50 of the leg between hosts), the traffic matrix, every\n"
 	    "  rank's host, the bytes each rank moves per phase (own, same host, fabric) and,\n"
 	    "  for small runs, the experts every token selected",
-    .groups = EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM,
+    .groups =
+	EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM | EB_G_STAGES,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),
     .dflts = moe_dflts,
     .ndflts = 2,

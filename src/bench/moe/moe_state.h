@@ -112,6 +112,7 @@ struct mstate {
 	/* Over several hosts in two legs, the leg of each op in which bytes cross between
 	 * hosts (-1: one leg, or none crosses). */
 	int cross_leg[2];
+	uint64_t stamps, stamp_id; /* iterations stamped; the current one's sample (--stages) */
 };
 
 /* CPU producer threads per rank: --producers, else one per proxy thread. */

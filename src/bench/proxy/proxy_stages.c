@@ -12,11 +12,16 @@ const char *const eb_px_events[EB_PX_NEVENTS] = {"push", "seen",    "posted",
 						 "done", "arrived", "back"};
 
 const struct eb_stage eb_px_stages[EB_PX_NSTAGES] = {
-    {"queue", EV_PUSH, EV_SEEN},	      /* the producer's push until the proxy takes it */
-    {"proxy", EV_SEEN, EV_POSTED},	      /* taken until its first chunk is posted */
-    {"local completion", EV_POSTED, EV_DONE}, /* posted until its last chunk completes here */
-    {"to the target", EV_POSTED, EV_ARRIVED}, /* posted until every chunk is counted there */
-    {"back to producer", EV_DONE, EV_BACK},   /* complete until the producer's quiet sees it */
+    /* the producer's push until the proxy takes it */
+    {"queue", EV_PUSH, EV_SEEN, "producer"},
+    /* taken until its first chunk is posted */
+    {"proxy", EV_SEEN, EV_POSTED, "proxy"},
+    /* posted until its last chunk completes here */
+    {"local completion", EV_POSTED, EV_DONE, "provider"},
+    /* posted until every chunk is counted there */
+    {"to the target", EV_POSTED, EV_ARRIVED, "provider"},
+    /* complete until the producer's quiet sees it */
+    {"back to producer", EV_DONE, EV_BACK, "completion"},
 };
 
 /* A sample's id: the target and the put's index among those sampled to it, alike on both. */
