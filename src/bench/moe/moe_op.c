@@ -320,8 +320,10 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	for (;;) {
 		if (!done && (done = producers_done(st, &failed)) < 0)
 			return done;
-		if (done && !sent++)
+		if (done && !sent) {
 			eb_moe_stamp(c, st, which, MOE_AT_SENT, leg);
+			sent = 1;
+		}
 		late = short_source(c, st, word);
 		if (done && failed)
 			return producers_failed(st, step, late);
