@@ -40,13 +40,17 @@ static int proxy_run(struct eb_ctx *c, long n, double *samples, long *got)
 	if (tag == T_CPU || tag == T_CPU_RATE)
 		return eb_px_cpu_run(c, st, n, samples);
 	eb_proxy_layout(st->px, c->var->layout);
-	rc = eb_proxy_start(st->px);
+	rc = samples != NULL ? eb_px_gpu_clock(c, st, 0) : EB_OK;
+	if (rc == EB_OK)
+		rc = eb_proxy_start(st->px);
 	if (rc != EB_OK)
 		return rc;
 	rc = c->role == EB_ROLE_INIT ? eb_px_init(c, st, n, samples) : eb_px_target(c, st, n);
 	if (rc != EB_OK)
 		eb_proxy_abort(st->px);
 	rc2 = eb_proxy_stop(st->px);
+	if (rc == EB_OK && rc2 == EB_OK && samples != NULL)
+		rc2 = eb_px_gpu_clock(c, st, 1);
 	if (rc == EB_OK && rc2 == EB_OK)
 		eb_px_stage_events(c, st, samples != NULL);
 	return rc != EB_OK ? rc : rc2;

@@ -4,7 +4,6 @@
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "gpu/floor.h"
 #ifdef EB_HAVE_CUDA
 #include "mem/cuda_check.h"
 #include "proxy_kernels.h"
@@ -128,12 +127,6 @@ int eb_px_setup(struct eb_ctx *c)
 				 64);
 	if (rc == EB_OK)
 		rc = eb_proxy_open(&st->px, e, &pb, &pxo);
-	if (rc == EB_OK && pxo.stamp_every > 0 && pxo.gpu && c->rank == 0) {
-		double unc = 0;
-
-		rc = eb_floor_gpu_clock(c->o->fab.timeout_s, &st->gpu_off_ns, &unc);
-		c->gpu_clock_unc_ns = unc;
-	}
 	return rc;
 }
 

@@ -2,9 +2,11 @@
  * stamped them (eb_put_stamp: the producer's push and, for a blocking put, its quiet's return;
  * the proxy thread's seen, posted and done) and the target's arrivals, handed to the schedule
  * after each timed phase on the host's clock (a GPU producer's through the GPU clock's offset,
- * measured at set-up). */
+ * measured before and after the phase). */
 #include "proxy_state.h"
 #include "efabench/status.h"
+#include "core/clock.h"
+#include "gpu/floor.h"
 
 enum { EV_PUSH, EV_SEEN, EV_POSTED, EV_DONE, EV_ARRIVED, EV_BACK };
 
@@ -30,12 +32,41 @@ static uint64_t id_of(uint32_t peer, uint32_t sample)
 	return (uint64_t)peer << 40 | sample;
 }
 
+int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which)
+{
+	double off, unc;
+	int rc;
+
+	if (c->o->stages_every == 0 || eb_px_opts(c)->on_cpu || c->rank != 0)
+		return EB_OK;
+	rc = eb_floor_gpu_clock(c->o->fab.timeout_s, &off, &unc);
+	if (rc != EB_OK)
+		return rc;
+	st->gpu_clk[which][0] = (double)eb_now_ns();
+	st->gpu_clk[which][1] = off;
+	if (which == 0 || unc > c->gpu_clock_unc_ns)
+		c->gpu_clock_unc_ns = unc;
+	return EB_OK;
+}
+
+/* A producer's stamp on the host's clock: CPU producers share it; a GPU's offset is taken
+ * as moving in a line between its measurements before and after the run. */
+static uint64_t on_host(const struct eb_ctx *c, const struct pstate *st, uint64_t t)
+{
+	double h = (double)t + st->gpu_clk[0][1], span = st->gpu_clk[1][0] - st->gpu_clk[0][0];
+
+	if (eb_px_opts(c)->on_cpu)
+		return t;
+	if (span > 0)
+		h += (st->gpu_clk[1][1] - st->gpu_clk[0][1]) * (h - st->gpu_clk[0][0]) / span;
+	return (uint64_t)h;
+}
+
 /* Rank 0: its sampled puts' events; a producer's stamps are on its clock (GPU: shifted). */
 static void initiator(struct eb_ctx *c, struct pstate *st)
 {
 	uint32_t n, i;
 	struct eb_put_stamp *s = eb_proxy_stamps(st->px, &n);
-	double gpu = eb_px_opts(c)->on_cpu ? 0 : st->gpu_off_ns;
 
 	for (i = 0; s != NULL && i < n; i++) {
 		uint64_t id = id_of(s[i].peer, s[i].sample);
@@ -44,13 +75,13 @@ static void initiator(struct eb_ctx *c, struct pstate *st)
 		if (s[i].pos == 0 || s[i].posted == 0)
 			continue; /* not sampled, or a put that moved nothing */
 		if (s[i].push > 0)
-			eb_event(c, EV_PUSH, id, (uint64_t)((double)s[i].push + gpu), tid);
+			eb_event(c, EV_PUSH, id, on_host(c, st, s[i].push), tid);
 		eb_event(c, EV_SEEN, id, s[i].seen, 0);
 		eb_event(c, EV_POSTED, id, s[i].posted, 0);
 		if (s[i].done > 0)
 			eb_event(c, EV_DONE, id, s[i].done, 0);
 		if (s[i].back > 0)
-			eb_event(c, EV_BACK, id, (uint64_t)((double)s[i].back + gpu), tid);
+			eb_event(c, EV_BACK, id, on_host(c, st, s[i].back), tid);
 	}
 }
 
