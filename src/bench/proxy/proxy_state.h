@@ -38,7 +38,7 @@ struct pstate {
 	double floor_us[2]; /* GPU<->CPU floor round trip, p50 and p99 (latency mode) */
 	int cpu;	    /* the proxy thread's CPU, -1 when not pinned */
 	char pin_why[48];   /* and why (rank 0's, for the header) */
-	int spread;	   /* --check: each put of a phase-timed phase lands in a slot of its own */
+	int spread; /* --check: each put of a phase-timed phase lands in a slot of its own */
 	/* GPU producers' clock against the host's, measured before and after each timed run of
 	 * puts (the two drift apart by microseconds per second): host time and offset of each */
 	double gpu_clk[2][2];
