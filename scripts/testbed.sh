@@ -13,7 +13,7 @@
 #   testbed.sh exec HOST CMD...      run CMD inside host HOST
 #   testbed.sh rate HOST RAIL RATE   change one rail of one host to RATE, both ways (a slow NIC)
 #   testbed.sh link HOST RAIL up|down  bring one rail of one host up or down (a dead NIC)
-#   testbed.sh status                namespaces, addresses and qdisc counters
+#   testbed.sh status                namespaces, addresses, qdisc and TCP retransmit counters
 #
 # P is $EB_TESTBED_PREFIX (default "ebtb"), so concurrent users and tests do not collide.
 # Traffic never leaves these namespaces: the rails reach nothing but each other.
@@ -180,7 +180,19 @@ status)
 			"tcp_rmem $(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_rmem))"
 		ip -n "$ns" -br addr | grep rail || true
 		tc -n "$ns" -s qdisc | grep -E "qdisc|Sent" || true
+		# Segments sent again, and why: a loss probe (no ACK within two round trips, often
+		# a long queue rather than a loss) or a timeout.
+		ip netns exec "$ns" awk '$1 ~ /^(Tcp|TcpExt):$/ {
+			if (!($1 in head)) { head[$1] = 1; for (i = 2; i <= NF; i++) key[$1, i] = $i; next }
+			for (i = 2; i <= NF; i++) if (key[$1, i] ~ /^(RetransSegs|TCPLossProbes|TCPTimeouts)$/)
+				printf "%s %s  ", key[$1, i], $i } END { print "(TCP, since the namespace began)" }' \
+			/proc/net/snmp /proc/net/netstat
 	done
+	# The switch's side of every rail: where three senders meet one receiver, its queue.
+	if ip netns list | grep -q "^${P}sw"; then
+		echo "== ${P}sw (the switch: egress toward each host's rails)"
+		tc -n "${P}sw" -s qdisc | awk '/^qdisc/ { tbf = $2 == "tbf" } tbf && /qdisc|Sent|backlog/'
+	fi
 	;;
 *)
 	die "usage: testbed.sh up HOSTS RAILS RATE | down | addr HOST RAIL | nics RAILS | exec HOST CMD... | rate HOST RAIL RATE | link HOST RAIL up|down | status"
