@@ -181,10 +181,11 @@ status)
 		ip -n "$ns" -br addr | grep rail || true
 		tc -n "$ns" -s qdisc | grep -E "qdisc|Sent" || true
 		# Segments sent again, and why: a loss probe (no ACK within two round trips, often
-		# a long queue rather than a loss) or a timeout.
+		# a long queue or a delayed ACK rather than a loss) or a timeout; ACKs delayed, and
+		# segments that came twice while an ACK was being delayed.
 		ip netns exec "$ns" awk '$1 ~ /^(Tcp|TcpExt):$/ {
 			if (!($1 in head)) { head[$1] = 1; for (i = 2; i <= NF; i++) key[$1, i] = $i; next }
-			for (i = 2; i <= NF; i++) if (key[$1, i] ~ /^(RetransSegs|TCPLossProbes|TCPTimeouts)$/)
+			for (i = 2; i <= NF; i++) if (key[$1, i] ~ /^(RetransSegs|TCPLossProbes|TCPTimeouts|DelayedACKs|DelayedACKLost)$/)
 				printf "%s %s  ", key[$1, i], $i } END { print "(TCP, since the namespace began)" }' \
 			/proc/net/snmp /proc/net/netstat
 	done
