@@ -105,14 +105,17 @@ struct eb_over {
 };
 
 /* A stage of a sampled operation (a put): the time from one of its events to another, each
- * event stamped where the operation passed it (eb_event), on whichever rank and thread. */
-struct eb_stage {
+ * event stamped where the operation passed it (eb_event), on whichever rank and thread. A part
+ * lies inside the nearest stage before it that is no part: the stages that are no parts add up
+ * to the operation, and the parts of one say where its time went. */
+struct eb_op_stage {
 	const char *name;
 	int from, to;	   /* indexes into the benchmark's events */
 	const char *bound; /* what bounds the operation where this stage dominates (verdict) */
+	int part;
 };
 
-#define EB_MAX_STAGES 8
+#define EB_MAX_STAGES 16
 
 /* Where a point's sampled operations spent their time (rank 0): each stage's statistics over
  * the samples that passed both its events, and the whole operation's (first event to last). */
@@ -282,7 +285,7 @@ struct eb_bench {
 	 * operation's time goes. */
 	const char *const *events;
 	int nevents;
-	const struct eb_stage *stages;
+	const struct eb_op_stage *stages;
 	int nstages;
 
 	/* The points of row `row` (0, 1, ...) into pts (at most max), their count (0: no more

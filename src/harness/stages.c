@@ -218,15 +218,21 @@ int eb_stages_finish(struct eb_ctx *c, struct eb_events *ev, struct eb_meas *m)
 
 /* ---- what rank 0 says of them ---- */
 
-/* The stage with the largest p50 (-1: none measured). */
-static int dominant(const struct eb_ctx *c, const struct eb_stages *s)
+int eb_stages_top(const struct eb_ctx *c, const struct eb_stages *s, int inside)
 {
-	int st, best = -1;
+	const struct eb_op_stage *g = c->b->stages;
+	int st, top = -1, part = -1, in = -1;
 
-	for (st = 0; st < c->b->nstages; st++)
-		if (s->st[st].n > 0 && (best < 0 || s->st[st].p50 > s->st[best].p50))
-			best = st;
-	return best;
+	for (st = 0; s->samples > 0 && st < c->b->nstages; st++)
+		if (!g[st].part && s->st[st].n > 0 && (top < 0 || s->st[st].p50 > s->st[top].p50))
+			top = st;
+	for (st = 0; inside && top >= 0 && st < c->b->nstages; st++) {
+		in = g[st].part ? in : st;
+		if (g[st].part && in == top && s->st[st].n > 0 &&
+		    (part < 0 || s->st[st].p50 > s->st[part].p50))
+			part = st;
+	}
+	return part >= 0 ? part : top;
 }
 
 static void us_obj(struct eb_rec *r, const char *key, const struct eb_stats *s, double whole)
@@ -245,7 +251,7 @@ static void us_obj(struct eb_rec *r, const char *key, const struct eb_stats *s, 
 void eb_stages_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r)
 {
 	const struct eb_stages *s = &m->stages;
-	int st, top = dominant(c, s);
+	int st, top = eb_stages_top(c, s, 0), part = eb_stages_top(c, s, 1);
 
 	if (c->b->nevents == 0 || r->n == 0 || s->samples == 0)
 		return;
@@ -257,11 +263,13 @@ void eb_stages_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb
 	for (st = 0; st < c->b->nstages; st++)
 		us_obj(r, c->b->stages[st].name, &s->st[st], s->whole.p50);
 	eb_rec_str(r, "dominant", top >= 0 ? c->b->stages[top].name : "");
+	if (part != top)
+		eb_rec_str(r, "dominant_part", c->b->stages[part].name);
 	eb_rec_end(r);
 }
 
 static const struct eb_colspec stage_cols[] = {
-    {"Point", "point", 20, 0, 1, NULL},	   {"Stage", "stage", 16, 0, 1, NULL},
+    {"Point", "point", 20, 0, 1, NULL},	   {"Stage", "stage", 20, 0, 1, NULL},
     {"p50 (us)", "p50_us", 9, 2, 0, NULL}, {"p99 (us)", "p99_us", 9, 2, 0, NULL},
     {"share", "share_pct", 6, 1, 0, NULL}, {"samples", "samples", 7, 0, 0, NULL},
 };
@@ -306,15 +314,19 @@ void eb_stages_table(const struct eb_ctx *c, struct eb_sheet *s, const struct eb
 					  m[i].stages.whole.p50);
 	}
 	for (i = 0; i < n; i++) {
-		int top = dominant(c, &m[i].stages);
+		const struct eb_stages *x = &m[i].stages;
+		int top = eb_stages_top(c, x, 0), part = eb_stages_top(c, x, 1);
+		char in[96] = "";
 
+		if (part != top)
+			snprintf(in, sizeof(in), "; within it %s (p50 %.2f us)",
+				 c->b->stages[part].name, x->st[part].p50 * 1e6);
 		if (top >= 0)
 			eb_sheet_say(s,
-				     "%s: most of the time goes to %s (p50 %.2f of %.2f us); "
+				     "%s: most of the time goes to %s (p50 %.2f of %.2f us)%s; "
 				     "clocks: %s, within %.2f us",
 				     m[i].pt->name != NULL ? m[i].pt->name : "",
-				     c->b->stages[top].name, m[i].stages.st[top].p50 * 1e6,
-				     m[i].stages.whole.p50 * 1e6, m[i].stages.clocks,
-				     m[i].stages.clock_us);
+				     c->b->stages[top].name, x->st[top].p50 * 1e6,
+				     x->whole.p50 * 1e6, in, x->clocks, x->clock_us);
 	}
 }

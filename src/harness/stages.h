@@ -50,6 +50,10 @@ void eb_trace_point(struct eb_trace *t, const struct eb_ctx *c, const struct eb_
 		    const struct eb_at *v, size_t n);
 int eb_trace_close(struct eb_trace *t, const struct eb_ctx *c);
 
+/* The stage with the largest p50 among those that are no part (-1: none measured); with
+ * `inside`, then the part of it with the largest p50 where it has measured parts. */
+int eb_stages_top(const struct eb_ctx *c, const struct eb_stages *s, int inside);
+
 /* Rank 0: a record's stages (JSON "stages"), and the table of a row's points after the
  * benchmark's with the line naming the stage that dominates each. */
 void eb_stages_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_rec *r);

@@ -6,6 +6,7 @@
  * is below 90 %; nothing without a link speed or stages. docs/methods.md states the rules. */
 #include "verdict.h"
 #include "nics.h"
+#include "stages.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,23 +32,11 @@ static int counters_agree(const struct eb_meas *m)
 	return seen ? 1 : -1;
 }
 
-/* The stage with the largest p50, -1 without stages. */
-static int top_stage(const struct eb_ctx *c, const struct eb_meas *m)
-{
-	int st, top = -1;
-
-	for (st = 0; m->stages.samples > 0 && st < c->b->nstages; st++)
-		if (m->stages.st[st].n > 0 &&
-		    (top < 0 || m->stages.st[st].p50 > m->stages.st[top].p50))
-			top = st;
-	return top;
-}
-
 void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *r)
 {
 	const struct eb_field *f = eb_rec_field(r, "busbw_pct");
 	int busbw = f != NULL && f->kind == EB_V_NUM, agree = counters_agree(m);
-	int top = top_stage(c, m);
+	int whole = eb_stages_top(c, &m->stages, 0), top = eb_stages_top(c, &m->stages, 1);
 	double pct = busbw ? f->d : 0;
 
 	if (busbw && pct >= LINK_PCT && agree != 0) {
@@ -60,8 +49,10 @@ void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *
 
 		snprintf(m->bound, sizeof(m->bound), "%s", c->b->stages[top].bound);
 		n = snprintf(m->why, sizeof(m->why),
-			     "stage %s dominates: p50 %.2f of the operation's %.2f us",
-			     c->b->stages[top].name, s->p50 * 1e6, m->stages.whole.p50 * 1e6);
+			     "stage %s%s%s dominates: p50 %.2f of the operation's %.2f us",
+			     c->b->stages[whole].name, top != whole ? ", within it " : "",
+			     top != whole ? c->b->stages[top].name : "", s->p50 * 1e6,
+			     m->stages.whole.p50 * 1e6);
 		if (busbw && n > 0 && (size_t)n < sizeof(m->why))
 			snprintf(m->why + n, sizeof(m->why) - (size_t)n, "; BusBW %.1f %%", pct);
 	} else if (busbw) {

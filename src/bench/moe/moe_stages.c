@@ -1,30 +1,44 @@
-/* moe's events and stages: an op's start, then per leg the rank's side done and the last
- * arrival after it, so that each leg splits into what this rank spent sending and what it then
- * waited for the others. */
+/* moe's events and stages: an op's start, then per leg the moment its producers had made and
+ * pushed everything, the rank's side done and the last arrival after it, so that each leg
+ * splits into what this rank spent sending (making, then completing) and what it then waited
+ * for the others. */
 #include "moe_stages.h"
 #include "core/clock.h"
 
-/* [op * 5]: start, then leg 0 sent, in, leg 1 sent, in. */
-const char *const eb_moe_events[MOE_NEVENTS] = {
-    "dispatch", "dispatch 0 sent", "dispatch 0 in", "dispatch 1 sent", "dispatch 1 in",
-    "combine",	"combine 0 sent",  "combine 0 in",  "combine 1 sent",  "combine 1 in"};
+enum { PER_OP = 7 }; /* start, then per leg: made, sent, in */
 
-const struct eb_stage eb_moe_stages[MOE_NSTAGES] = {
-    {"dispatch 0 send", 0, 1, "producer"}, {"dispatch 0 wait", 1, 2, "arrival"},
-    {"dispatch 1 send", 2, 3, "producer"}, {"dispatch 1 wait", 3, 4, "arrival"},
-    {"combine 0 send", 5, 6, "producer"},  {"combine 0 wait", 6, 7, "arrival"},
-    {"combine 1 send", 7, 8, "producer"},  {"combine 1 wait", 8, 9, "arrival"},
-};
+/* [op * 7]: start, then leg 0 made, sent, in, leg 1 made, sent, in. */
+const char *const eb_moe_events[MOE_NEVENTS] = {
+    "dispatch",	       "dispatch 0 made", "dispatch 0 sent", "dispatch 0 in",  "dispatch 1 made",
+    "dispatch 1 sent", "dispatch 1 in",	  "combine",	     "combine 0 made", "combine 0 sent",
+    "combine 0 in",    "combine 1 made",  "combine 1 sent",  "combine 1 in"};
+
+#define LEG(name, begin, at)                                                                       \
+	{name " send", begin, at + 1, "producer", 0}, {name " make", begin, at, "producer", 1},    \
+	    {name " complete", at, at + 1, "proxy", 1},                                            \
+	{                                                                                          \
+		name " wait", at + 1, at + 2, "arrival", 0                                         \
+	}
+
+const struct eb_op_stage eb_moe_stages[MOE_NSTAGES] = {
+    LEG("dispatch 0", 0, 1), LEG("dispatch 1", 3, 4), LEG("combine 0", 7, 8),
+    LEG("combine 1", 10, 11)};
 
 void eb_moe_stamp_next(const struct eb_ctx *c, struct mstate *st)
 {
 	st->stamp_id = (++st->stamps << 20) | (uint64_t)c->rank;
 }
 
-void eb_moe_stamp(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg)
+void eb_moe_stamp_at(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg,
+		     uint64_t ns)
 {
-	int ev = which * 5 + (at == MOE_AT_START ? 0 : 1 + 2 * leg + (at == MOE_AT_IN));
+	int ev = which * PER_OP + (at == MOE_AT_START ? 0 : 1 + 3 * leg + (at - MOE_AT_MADE));
 
 	if (c->o->stages_every > 0)
-		eb_event(c, ev, st->stamp_id, eb_now_ns(), 0);
+		eb_event(c, ev, st->stamp_id, ns, 0);
+}
+
+void eb_moe_stamp(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg)
+{
+	eb_moe_stamp_at(c, st, which, at, leg, eb_now_ns());
 }

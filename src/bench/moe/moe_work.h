@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 #if !defined(__CUDACC__)
+#include "core/clock.h"
+
 #include <stdatomic.h>
 #include <string.h>
 #endif
@@ -67,6 +69,9 @@ struct eb_moe_work {
 	 * (npieces: more than any leg's items / piece + ranks). */
 	uint64_t *tickets;
 	int64_t npieces;
+	/* CPU producers with --stages: [producers] when each had made and pushed all of its leg
+	 * (ns), before the quiet that waits for the writes; NULL otherwise. */
+	uint64_t *made;
 };
 
 #if defined(__CUDACC__)
@@ -619,6 +624,10 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD &&
 		    eb_moe_last_synced(&tk[k], mine))
 			eb_moe_flag(w, k, q);
+#if !defined(__CUDACC__)
+	if (w->made != NULL)
+		w->made[p] = eb_now_ns();
+#endif
 	if (fabric && EB_MOE_LEAD && eb_moe_last_synced(&tk[w->ranks], mine) && eb_quiet(d) != 0)
 		rc = -1;
 	return rc;

@@ -13,7 +13,7 @@ enum { EV_PUSH, EV_SEEN, EV_POSTED, EV_DONE, EV_ARRIVED, EV_BACK };
 const char *const eb_px_events[EB_PX_NEVENTS] = {"push", "seen",    "posted",
 						 "done", "arrived", "back"};
 
-const struct eb_stage eb_px_stages[EB_PX_NSTAGES] = {
+const struct eb_op_stage eb_px_stages[EB_PX_NSTAGES] = {
     /* the producer's push until the proxy takes it */
     {"queue", EV_PUSH, EV_SEEN, "producer"},
     /* taken until its first chunk is posted */

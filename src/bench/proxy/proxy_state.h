@@ -79,7 +79,7 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 #define EB_PX_NSTAGES 5
 #define EB_PX_NEVENTS 6
 extern const char *const eb_px_events[EB_PX_NEVENTS];
-extern const struct eb_stage eb_px_stages[EB_PX_NSTAGES];
+extern const struct eb_op_stage eb_px_stages[EB_PX_NSTAGES];
 void eb_px_stage_events(struct eb_ctx *c, struct pstate *st, int timed);
 /* Rank 0 with GPU producers and stages on: the GPU clock's offset now, as gpu_clk[which]. */
 int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which);
