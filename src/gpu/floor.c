@@ -175,3 +175,27 @@ int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns)
 	return EB_ENOTSUP;
 #endif
 }
+
+int eb_gpu_clock_mark(struct eb_gpu_clock *k, int which, double timeout_s)
+{
+	double off, unc;
+	int rc = eb_floor_gpu_clock(timeout_s, &off, &unc);
+
+	if (rc != EB_OK)
+		return rc;
+	k->at[which] = (double)eb_now_ns();
+	k->off[which] = off;
+	if (which == 0)
+		k->at[1] = 0;
+	k->unc_ns = which == 0 || unc > k->unc_ns ? unc : k->unc_ns;
+	return EB_OK;
+}
+
+uint64_t eb_gpu_clock_host(const struct eb_gpu_clock *k, uint64_t t)
+{
+	double h = (double)t + k->off[0], span = k->at[1] - k->at[0];
+
+	if (span > 0)
+		h += (k->off[1] - k->off[0]) * (h - k->at[0]) / span;
+	return (uint64_t)h;
+}

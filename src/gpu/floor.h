@@ -4,6 +4,8 @@
 #ifndef EB_GPU_FLOOR_H
 #define EB_GPU_FLOOR_H
 
+#include <stdint.h>
+
 /* iters round trips into rtt_ns: on_gpu 1, a kernel on the current GPU pings through mapped
  * memory; 0, a CPU thread does. 0 or a negative status after one line. */
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
@@ -12,6 +14,20 @@ int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
  * to a GPU time for the host's, within *unc_ns (half the shortest of a few hundred round
  * trips, the host's echo taken as their middle). EB_ENOTSUP without CUDA. */
 int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns);
+
+/* A GPU's clock on the host's as a line through two measurements, before (0) and after (1) a
+ * run: the two drift apart by microseconds per second. */
+struct eb_gpu_clock {
+	double at[2], off[2]; /* host time of each measurement, and the offset it found */
+	double unc_ns;	      /* the larger uncertainty of the two */
+};
+
+/* Measurement `which` of k, now. 0 or a negative status after one line. */
+int eb_gpu_clock_mark(struct eb_gpu_clock *k, int which, double timeout_s);
+
+/* GPU time t (%globaltimer ns) on the host's clock: the offset on the line at its time (the
+ * first measurement's alone while the second is missing). */
+uint64_t eb_gpu_clock_host(const struct eb_gpu_clock *k, uint64_t t);
 
 /* Round trips a floor's p50 and p99 are taken over where nothing else says. */
 #define EB_FLOOR_ROUND_TRIPS 10000

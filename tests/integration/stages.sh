@@ -6,7 +6,7 @@
 # completion, back to producer) adds up to its whole, sample by sample. --stages off stamps
 # nothing; a proxy thread slowed on purpose (--slow-proxy) is named by the verdict; --trace
 # without stages and a sampling of 0 are refused. moe: every rank's iterations, each leg's send
-# and wait adding up to the whole in the trace (a CPU producer's send: its make and complete), the
+# and wait adding up to the whole in the trace (a producer's send: its make and complete), the
 # verdict from the stage that dominates, or from its part that does.
 . "$(dirname "$0")/lib.sh"
 common=(--producers-on cpu --np 2 --provider shm --timeout 20)

@@ -84,8 +84,14 @@ static int moe_leave(struct eb_ctx *c, int failed)
 
 static int moe_prepare(struct eb_ctx *c)
 {
-	((struct mstate *)c->priv)->op = c->pt->step;
-	return c->pt->var == MOE_CE ? EB_OK : eb_moe_prepare(c);
+	struct mstate *st = c->priv;
+	int rc;
+
+	st->op = c->pt->step;
+	if (c->pt->var == MOE_CE)
+		return EB_OK;
+	rc = eb_moe_prepare(c);
+	return rc != EB_OK ? rc : eb_moe_stamps_open(c, st);
 }
 
 static int moe_iter(struct eb_ctx *c, long i)
@@ -96,7 +102,12 @@ static int moe_iter(struct eb_ctx *c, long i)
 
 static int moe_verify(struct eb_ctx *c, uint64_t *wrong)
 {
-	return c->pt->var == MOE_CE ? EB_OK : eb_moe_verify(c, wrong);
+	int rc;
+
+	if (c->pt->var == MOE_CE)
+		return EB_OK;
+	rc = eb_moe_stamps_close(c, c->priv);
+	return rc != EB_OK ? rc : eb_moe_verify(c, wrong);
 }
 
 /* Writes as posted, counted by the proxy threads over every iteration of the point. */

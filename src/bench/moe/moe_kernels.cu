@@ -3,6 +3,7 @@
 #include "efabench/status.h"
 
 #include <cuda_runtime.h>
+#include <string.h>
 
 /* Threads per producer block: enough to keep a packing block's loads in flight. */
 #ifndef EB_MOE_THREADS
@@ -122,6 +123,24 @@ extern "C" void eb_mk_free_tickets(uint64_t *t)
 {
 	if (t != NULL)
 		cudaFree(t);
+}
+
+extern "C" int eb_mk_stamps(uint64_t **host, uint64_t **dev, size_t n)
+{
+	int rc = eb_cuda_check(cudaHostAlloc((void **)host, sizeof(**host) * n, cudaHostAllocMapped),
+			       "cudaHostAlloc for the producers' stamps");
+
+	if (rc == 0)
+		memset(*host, 0, sizeof(**host) * n);
+	return rc != 0 ? rc
+		       : eb_cuda_check(cudaHostGetDevicePointer((void **)dev, *host, 0),
+				       "cudaHostGetDevicePointer");
+}
+
+extern "C" void eb_mk_free_stamps(uint64_t *host)
+{
+	if (host != NULL)
+		cudaFreeHost(host);
 }
 
 extern "C" int eb_mk_launch(const struct eb_moe_work *w)

@@ -21,6 +21,10 @@ void eb_mk_release(void *dev);
 int eb_mk_tickets(uint64_t **t, size_t n);
 void eb_mk_free_tickets(uint64_t *t);
 
+/* n zeroed stamps in mapped host memory: *host for the host, *dev for the GPU's blocks. */
+int eb_mk_stamps(uint64_t **host, uint64_t **dev, size_t n);
+void eb_mk_free_stamps(uint64_t *host);
+
 /* Launch w->producers blocks running eb_moe_produce; asynchronous. */
 int eb_mk_launch(const struct eb_moe_work *w);
 

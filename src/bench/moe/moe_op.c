@@ -80,6 +80,24 @@ static void aim(struct eb_ctx *c, struct mstate *st)
 	}
 }
 
+/* Where each producer stamps the moment it made and pushed all of a leg (--stages): host
+ * memory for CPU threads, mapped host memory for GPU blocks. */
+static int made_stamps(struct mstate *st)
+{
+	st->made = st->w.made = NULL;
+	if (st->init == INIT_CPU) {
+		st->made = st->w.made = calloc((size_t)st->producers, sizeof(*st->made));
+		if (st->made == NULL)
+			eb_err("out of memory for %d producers' stamps", st->producers);
+		return st->made != NULL ? EB_OK : EB_ENOMEM;
+	}
+#ifdef EB_HAVE_CUDA
+	return eb_mk_stamps(&st->made, &st->w.made, (size_t)st->producers) == 0 ? EB_OK : EB_ESYS;
+#else
+	return EB_OK;
+#endif
+}
+
 int eb_moe_begin(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
@@ -100,12 +118,8 @@ int eb_moe_begin(struct eb_ctx *c)
 		st->w.d[k] = eb_proxy_dev(px_of(st, k));
 	for (k = 0; k < st->npx && rc == EB_OK; k++)
 		rc = eb_proxy_start(px_of(st, k));
-	st->w.made = NULL;
-	if (rc == EB_OK && st->init == INIT_CPU && c->o->stages_every > 0 &&
-	    (st->w.made = calloc((size_t)st->producers, sizeof(*st->w.made))) == NULL) {
-		eb_err("out of memory for %d producers' stamps", st->producers);
-		rc = EB_ENOMEM;
-	}
+	if (rc == EB_OK && c->o->stages_every > 0)
+		rc = made_stamps(st);
 	if (rc == EB_OK && st->init == INIT_CPU)
 		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
 	return rc;
@@ -123,8 +137,13 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 			eb_proxy_abort(px_of(st, k));
 	eb_moe_pool_stop(st->pool);
 	st->pool = NULL;
-	free(st->w.made);
-	st->w.made = NULL;
+	if (st->init == INIT_CPU)
+		free(st->made);
+#ifdef EB_HAVE_CUDA
+	else
+		eb_mk_free_stamps(st->made);
+#endif
+	st->made = st->w.made = NULL;
 	for (k = 0; k < st->npx; k++) {
 		int r = px_of(st, k) != NULL ? eb_proxy_stop(px_of(st, k)) : EB_OK;
 
@@ -308,18 +327,6 @@ static void say_late(const struct eb_ctx *c, const struct mstate *st, int word, 
 	}
 }
 
-/* CPU producers: the last of them to have made and pushed everything. */
-static void stamp_made(struct eb_ctx *c, const struct mstate *st, int which, int leg)
-{
-	uint64_t last = 0;
-	int p;
-
-	for (p = 0; st->w.made != NULL && p < st->producers; p++)
-		last = st->w.made[p] > last ? st->w.made[p] : last;
-	if (last > 0)
-		eb_moe_stamp_at(c, st, which, MOE_AT_MADE, leg, last);
-}
-
 static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 {
 	static const char *const steps[2][2] = {{"dispatch", "dispatch (forwarding)"},
@@ -342,7 +349,8 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		if (!done && (done = producers_done(st, &failed)) < 0)
 			return done;
 		if (done && !sent) {
-			stamp_made(c, st, which, leg);
+			if ((rc = eb_moe_stamp_made(c, st, which, leg)) != EB_OK)
+				return rc;
 			eb_moe_stamp(c, st, which, MOE_AT_SENT, leg);
 			sent = 1;
 		}

@@ -325,9 +325,9 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  for small runs, the experts every token selected.\n"
 	    "  Stages (--stages, every iteration of every rank): per op and leg, send = until\n"
 	    "  the rank's own side is done (producers finished, writes complete; a2av: posted)\n"
-	    "  and wait = until everything the leg brings has arrived; with CPU producers a\n"
-	    "  send splits into make (until the last producer had made its items and pushed\n"
-	    "  its puts) and complete (until those writes completed)",
+	    "  and wait = until everything the leg brings has arrived; with producers (gpu,\n"
+	    "  cpu) a send splits into make (until the last producer had made its items and\n"
+	    "  pushed its puts) and complete (until those writes completed)",
     .groups =
 	EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM | EB_G_STAGES,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),

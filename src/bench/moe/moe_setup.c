@@ -433,4 +433,5 @@ void eb_moe_teardown(struct eb_ctx *c, int failed)
 	eb_moe_hosts_free(&st->hosts);
 	eb_route_free(&st->rt);
 	free(st->block);
+	free(st->late);
 }

@@ -3,7 +3,11 @@
  * splits into what this rank spent sending (making, then completing) and what it then waited
  * for the others. */
 #include "moe_stages.h"
+#include "efabench/status.h"
 #include "core/clock.h"
+#include "core/log.h"
+
+#include <stdlib.h>
 
 enum { PER_OP = 7 }; /* start, then per leg: made, sent, in */
 
@@ -41,4 +45,58 @@ void eb_moe_stamp_at(struct eb_ctx *c, const struct mstate *st, int which, int a
 void eb_moe_stamp(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg)
 {
 	eb_moe_stamp_at(c, st, which, at, leg, eb_now_ns());
+}
+
+int eb_moe_stamp_made(struct eb_ctx *c, struct mstate *st, int which, int leg)
+{
+	uint64_t last = 0;
+	int p;
+
+	for (p = 0; st->made != NULL && p < st->producers; p++)
+		last = st->made[p] > last ? st->made[p] : last;
+	if (last == 0)
+		return EB_OK;
+	if (st->init != INIT_GPU) {
+		eb_moe_stamp_at(c, st, which, MOE_AT_MADE, leg, last);
+		return EB_OK;
+	}
+	if (st->nlate == st->late_cap) {
+		size_t cap = st->late_cap ? 2 * st->late_cap : 256;
+		struct moe_late *v = realloc(st->late, cap * sizeof(*v));
+
+		if (v == NULL) {
+			eb_err("out of memory for the GPU producers' stamps");
+			return EB_ENOMEM;
+		}
+		st->late = v;
+		st->late_cap = cap;
+	}
+	st->late[st->nlate++] =
+	    (struct moe_late){.id = st->stamp_id, .t = last, .ev = which * PER_OP + 1 + 3 * leg};
+	return EB_OK;
+}
+
+int eb_moe_stamps_open(struct eb_ctx *c, struct mstate *st)
+{
+	st->nlate = 0;
+	if (st->init != INIT_GPU || st->made == NULL)
+		return EB_OK;
+	return eb_gpu_clock_mark(&st->gclk, 0, c->o->fab.timeout_s);
+}
+
+int eb_moe_stamps_close(struct eb_ctx *c, struct mstate *st)
+{
+	size_t i;
+	int rc;
+
+	if (st->nlate == 0)
+		return EB_OK;
+	rc = eb_gpu_clock_mark(&st->gclk, 1, c->o->fab.timeout_s);
+	for (i = 0; rc == EB_OK && i < st->nlate; i++)
+		eb_event(c, st->late[i].ev, st->late[i].id,
+			 eb_gpu_clock_host(&st->gclk, st->late[i].t), 0);
+	if (rc == EB_OK && st->gclk.unc_ns > c->gpu_clock_unc_ns)
+		c->gpu_clock_unc_ns = st->gclk.unc_ns;
+	st->nlate = 0;
+	return rc;
 }

@@ -1,6 +1,6 @@
 /* Where a moe op's time goes (--stages): in every timed iteration each rank stamps, per op,
- * its start and, per leg, when its CPU producers had made and pushed everything (the latest of
- * them; GPU producers, the a2av and MPI: no stamp), when its own side was done (its producers
+ * its start and, per leg, when its producers had made and pushed everything (the latest of
+ * them; the a2av and MPI: no stamp), when its own side was done (its producers
  * finished, their writes complete here; the a2av: its writes posted; MPI: no stamp) and when
  * the last source's items had arrived after that. The schedule turns them into stages
  * (harness/stages.h): per leg send (make, then complete, its parts) and wait. */
@@ -19,6 +19,15 @@ extern const struct eb_op_stage eb_moe_stages[MOE_NSTAGES];
 void eb_moe_stamp_next(const struct eb_ctx *c, struct mstate *st);
 /* Op `which` (0 dispatch, 1 combine) passed `at` (MOE_AT_*) in leg `leg`, now. */
 void eb_moe_stamp(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg);
+/* Leg `leg` of op `which`: the moment the last producer had made and pushed everything
+ * (st->made, read once they are done). CPU producers' on the spot; GPU producers' kept on
+ * the GPU's clock until the phase ends (eb_moe_stamps_close). 0 or EB_ENOMEM. */
+int eb_moe_stamp_made(struct eb_ctx *c, struct mstate *st, int which, int leg);
+/* Around a phase (prepare, verify): GPU producers' clock measured before and after it, and
+ * their made stamps handed to the schedule on the host's clock, the offset on the line
+ * between the two. 0 or a negative status after one line. */
+int eb_moe_stamps_open(struct eb_ctx *c, struct mstate *st);
+int eb_moe_stamps_close(struct eb_ctx *c, struct mstate *st);
 /* The same at a time taken elsewhere (ns on the harness's clock). */
 void eb_moe_stamp_at(struct eb_ctx *c, const struct mstate *st, int which, int at, int leg,
 		     uint64_t ns);

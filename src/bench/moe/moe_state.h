@@ -6,6 +6,7 @@
 #ifndef EB_BENCH_MOE_STATE_H
 #define EB_BENCH_MOE_STATE_H
 
+#include "gpu/floor.h"
 #include "harness/bench.h"
 #include "model/plan.h"
 #include "moe_pool.h"
@@ -113,6 +114,15 @@ struct mstate {
 	 * hosts (-1: one leg, or none crosses). */
 	int cross_leg[2];
 	uint64_t stamps, stamp_id; /* iterations stamped; the current one's sample (--stages) */
+	uint64_t *made;		   /* w.made as the host reads it (moe_stages.h) */
+	/* GPU producers: the GPU clock around a timed phase, and the made stamps of its
+	 * iterations, moved onto the host's clock and handed over at its end */
+	struct eb_gpu_clock gclk;
+	struct moe_late {
+		uint64_t id, t;
+		int ev;
+	} * late;
+	size_t nlate, late_cap;
 };
 
 /* CPU producer threads per rank: --producers, else one per proxy thread. */

@@ -69,8 +69,9 @@ struct eb_moe_work {
 	 * (npieces: more than any leg's items / piece + ranks). */
 	uint64_t *tickets;
 	int64_t npieces;
-	/* CPU producers with --stages: [producers] when each had made and pushed all of its leg
-	 * (ns), before the quiet that waits for the writes; NULL otherwise. */
+	/* With --stages: [producers] when each had made and pushed all of its leg, before the
+	 * quiet that waits for the writes (CPU producers: the host's ns; GPU blocks: the GPU's
+	 * %globaltimer, in mapped host memory); NULL otherwise. */
 	uint64_t *made;
 };
 
@@ -624,7 +625,10 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD &&
 		    eb_moe_last_synced(&tk[k], mine))
 			eb_moe_flag(w, k, q);
-#if !defined(__CUDACC__)
+#if defined(__CUDACC__)
+	if (w->made != NULL && EB_MOE_LEAD)
+		w->made[p] = eb_q_now_ns(); /* %globaltimer: moe_stages.c moves it to the host's */
+#else
 	if (w->made != NULL)
 		w->made[p] = eb_now_ns();
 #endif

@@ -34,32 +34,20 @@ static uint64_t id_of(uint32_t peer, uint32_t sample)
 
 int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which)
 {
-	double off, unc;
 	int rc;
 
 	if (c->o->stages_every == 0 || eb_px_opts(c)->on_cpu || c->rank != 0)
 		return EB_OK;
-	rc = eb_floor_gpu_clock(c->o->fab.timeout_s, &off, &unc);
-	if (rc != EB_OK)
-		return rc;
-	st->gpu_clk[which][0] = (double)eb_now_ns();
-	st->gpu_clk[which][1] = off;
-	if (which == 0 || unc > c->gpu_clock_unc_ns)
-		c->gpu_clock_unc_ns = unc;
-	return EB_OK;
+	rc = eb_gpu_clock_mark(&st->gpu_clk, which, c->o->fab.timeout_s);
+	if (rc == EB_OK && (which == 0 || st->gpu_clk.unc_ns > c->gpu_clock_unc_ns))
+		c->gpu_clock_unc_ns = st->gpu_clk.unc_ns;
+	return rc;
 }
 
-/* A producer's stamp on the host's clock: CPU producers share it; a GPU's offset is taken
- * as moving in a line between its measurements before and after the run. */
+/* A producer's stamp on the host's clock: CPU producers share it. */
 static uint64_t on_host(const struct eb_ctx *c, const struct pstate *st, uint64_t t)
 {
-	double h = (double)t + st->gpu_clk[0][1], span = st->gpu_clk[1][0] - st->gpu_clk[0][0];
-
-	if (eb_px_opts(c)->on_cpu)
-		return t;
-	if (span > 0)
-		h += (st->gpu_clk[1][1] - st->gpu_clk[0][1]) * (h - st->gpu_clk[0][0]) / span;
-	return (uint64_t)h;
+	return eb_px_opts(c)->on_cpu ? t : eb_gpu_clock_host(&st->gpu_clk, t);
 }
 
 /* Rank 0: its sampled puts' events; a producer's stamps are on its clock (GPU: shifted). */

@@ -5,6 +5,7 @@
 #define EB_BENCH_PROXY_STATE_H
 
 #include "harness/bench.h"
+#include "gpu/floor.h"
 #include "efabench/proxy_thread.h"
 
 enum { MODE_BW, MODE_LAT, MODE_RATE };
@@ -39,9 +40,8 @@ struct pstate {
 	int cpu;	    /* the proxy thread's CPU, -1 when not pinned */
 	char pin_why[48];   /* and why (rank 0's, for the header) */
 	int spread; /* --check: each put of a phase-timed phase lands in a slot of its own */
-	/* GPU producers' clock against the host's, measured before and after each timed run of
-	 * puts (the two drift apart by microseconds per second): host time and offset of each */
-	double gpu_clk[2][2];
+	/* GPU producers' clock against the host's, measured before and after each timed run */
+	struct eb_gpu_clock gpu_clk;
 };
 
 /* --check: at most this many bytes of slots for the puts of a phase, then they are reused. */
@@ -81,7 +81,8 @@ static inline size_t eb_px_span(const struct eb_ctx *c, const struct pstate *st)
 extern const char *const eb_px_events[EB_PX_NEVENTS];
 extern const struct eb_op_stage eb_px_stages[EB_PX_NSTAGES];
 void eb_px_stage_events(struct eb_ctx *c, struct pstate *st, int timed);
-/* Rank 0 with GPU producers and stages on: the GPU clock's offset now, as gpu_clk[which]. */
+/* Rank 0 with GPU producers and stages on: the GPU clock's offset now, as measurement `which`
+ * of gpu_clk. */
 int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which);
 
 /* The benchmark's hooks (proxy_setup.c). */
