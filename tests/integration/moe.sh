@@ -245,8 +245,8 @@ gpu)
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
 	# Producers' sends split into make and complete, GPU blocks' made on the host's clock: it
 	# lies between the send's start and end, within the clocks' stated uncertainty.
-	run gpu,cpu --np 2 --provider shm --mem pinned --preset prefill --tokens 256 --hidden 1024 \
-		-n 8 --trace "$WORK/gpu.trace"
+	run gpu,cpu --initiators gpu,cpu --np 2 --provider shm --mem pinned --preset prefill \
+		--tokens 256 --hidden 1024 -n 8 --trace "$WORK/gpu.trace"
 	python3 - "$WORK/out.json" "$WORK/gpu.trace" <<'PY' || fail "GPU producers' stages"
 import json, sys
 from collections import defaultdict
