@@ -6,8 +6,7 @@
 #                                    joining every host's interface "rail<r>" (10.77.r.<h+1>);
 #                                    tc tbf limits each rail interface to RATE both ways;
 #                                    TCP inside uses $EB_TESTBED_CC (default reno), no
-#                                    receive-buffer autotuning ($EB_TESTBED_AUTOTUNE=1: on),
-#                                    no slow start after idle ($EB_TESTBED_IDLE_RESTART=1: on)
+#                                    receive-buffer autotuning ($EB_TESTBED_AUTOTUNE=1: on)
 #   testbed.sh down                  remove every namespace, link and qdisc it made
 #   testbed.sh addr HOST RAIL        print host HOST's address on rail RAIL
 #   testbed.sh nics RAILS            print the --nics list: rail0,rail1,...
@@ -43,11 +42,6 @@ CC=${EB_TESTBED_CC:-reno}
 AUTOTUNE=${EB_TESTBED_AUTOTUNE:-0}
 # Without autotuning a socket keeps tcp_rmem's default size: this many bytes.
 RCVBUF=${EB_TESTBED_RCVBUF:-131072}
-# TCP shrinks a connection's congestion window back to its initial size after an idle spell
-# longer than its retransmission timeout (tcp_slow_start_after_idle); a NIC keeps no such
-# window. Off by default: with it, 3 of 5 Split all-to-all runs had a 32 MiB iteration
-# 1.4x the others, without it 1 of 5 (results/nvidia-h200/testbed-split-idle).
-IDLE_RESTART=${EB_TESTBED_IDLE_RESTART:-0}
 
 die() {
 	echo "testbed: $*" >&2
@@ -108,9 +102,8 @@ up() {
 		ip netns exec "${P}h$h" sh -c "echo $CC > /proc/sys/net/ipv4/tcp_congestion_control" ||
 			die "TCP congestion control $CC not available (EB_TESTBED_CC)"
 		ip netns exec "${P}h$h" sh -c "echo $AUTOTUNE > /proc/sys/net/ipv4/tcp_moderate_rcvbuf &&
-			echo 4096 $RCVBUF 33554432 > /proc/sys/net/ipv4/tcp_rmem &&
-			echo $IDLE_RESTART > /proc/sys/net/ipv4/tcp_slow_start_after_idle" ||
-			die "cannot set tcp_moderate_rcvbuf, tcp_rmem or tcp_slow_start_after_idle in a namespace"
+			echo 4096 $RCVBUF 33554432 > /proc/sys/net/ipv4/tcp_rmem" ||
+			die "cannot set tcp_moderate_rcvbuf or tcp_rmem in a namespace"
 		for r in $(seq 0 $((rails - 1))); do
 			ip link add "${P}t" netns "${P}h$h" type veth peer name "h${h}r$r" netns "${P}sw"
 			ip -n "${P}h$h" link set "${P}t" name "rail$r"
@@ -184,8 +177,7 @@ status)
 	for ns in $(hosts_of); do
 		echo "== $ns ($(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_congestion_control)," \
 			"rcvbuf autotuning $(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_moderate_rcvbuf)," \
-			"tcp_rmem $(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_rmem)," \
-			"slow start after idle $(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_slow_start_after_idle))"
+			"tcp_rmem $(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_rmem))"
 		ip -n "$ns" -br addr | grep rail || true
 		tc -n "$ns" -s qdisc | grep -E "qdisc|Sent" || true
 		# Segments sent again, and why: a loss probe (no ACK within two round trips, often
