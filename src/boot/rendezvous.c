@@ -270,7 +270,7 @@ static int not_joined(const struct rdv *r, const int *fds)
 static int admit_all(struct rdv *r, int *fds, struct pending *pend, int *npend)
 {
 	uint64_t deadline = eb_deadline(r->o.timeout_s);
-	int n = r->o.size, joined = 0, k, rank;
+	int n = r->o.size, joined = 0, k, rank, one = 1;
 
 	while (joined < n) {
 		struct pollfd p[MAX_PENDING + 1] = {{.fd = r->listen_fd, .events = POLLIN}};
@@ -294,8 +294,12 @@ static int admit_all(struct rdv *r, int *fds, struct pending *pend, int *npend)
 			pend[k] = pend[--*npend];
 		}
 		if (p[0].fd >= 0 && (p[0].revents & POLLIN) &&
-		    (fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		    (fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+			/* Rank 0's side sends small messages too (a barrier's release): none waits
+			 * for the ACK of the one before, as the ranks' side does not. */
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			pend[(*npend)++] = (struct pending){.fd = fd, .until = eb_deadline(5.0)};
+		}
 	}
 	for (k = 0; k < *npend; k++) /* everyone is in: the rest came too late */
 		judge(r, pend[k].fd, &pend[k].h, 0, fds, &rank);

@@ -128,7 +128,8 @@ own queue iters=per_producer,slots=slots,batch=batch,placement=placement --produ
 # decode and a prefill run given nothing but the preset.
 "$EFABENCH" moe --help >"$WORK/help" || fail "moe --help"
 for preset in decode prefill; do
-	args=(--np 2 --provider shm -n 2 -w 1 -q)
+	# One initiator: the options compared here shape every initiator's run alike.
+	args=(--np 2 --provider shm -n 2 -w 1 -q --initiators a2av)
 	[ $preset = prefill ] && args+=(--preset prefill)
 	run_ok "efabench moe ${args[*]}" timeout 120 "$EFABENCH" moe "${args[@]}" --json "$WORK/$preset.json"
 done
