@@ -115,7 +115,7 @@ struct eb_op_stage {
 	int part;
 };
 
-#define EB_MAX_STAGES 16
+#define EB_MAX_STAGES 24
 
 /* Where a point's sampled operations spent their time (rank 0): each stage's statistics over
  * the samples that passed both its events, and the whole operation's (first event to last). */

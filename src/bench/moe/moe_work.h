@@ -69,9 +69,10 @@ struct eb_moe_work {
 	 * (npieces: more than any leg's items / piece + ranks). */
 	uint64_t *tickets;
 	int64_t npieces;
-	/* With --stages: [producers] when each had made and pushed all of its leg, before the
-	 * quiet that waits for the writes (CPU producers: the host's ns; GPU blocks: the GPU's
-	 * %globaltimer, in mapped host memory); NULL otherwise. */
+	/* With --stages: [producers][2] when each had pushed every put of its share that crosses
+	 * the fabric, and when it had made all of its leg (its stores too), before the quiet that
+	 * waits for the writes (CPU producers: the host's ns; GPU blocks: the GPU's %globaltimer,
+	 * in mapped host memory); NULL otherwise. */
 	uint64_t *made;
 };
 
@@ -583,6 +584,18 @@ EB_Q_FN int eb_moe_stores(const struct eb_moe_work *w, int q, int i)
 	return rc;
 }
 
+/* --stages: producer p's stamp k (0: its fabric puts pushed, 1: everything made), now. */
+EB_Q_FN void eb_moe_at(const struct eb_moe_work *w, int p, int k)
+{
+	if (w->made == NULL || !EB_MOE_LEAD)
+		return;
+#if defined(__CUDACC__)
+	w->made[2 * p + k] = eb_q_now_ns(); /* %globaltimer: moe_stages.c moves it to the host's */
+#else
+	w->made[2 * p + k] = eb_now_ns();
+#endif
+}
+
 /* Producer p's whole leg: 0 or -1. On the GPU every thread of the block calls it and thread
  * 0's result counts. Peers reached through the fabric first (their writes travel while the
  * rest is made), then everything made in place (eb_moe_stores), and one fence after it all
@@ -618,6 +631,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 				  (uint64_t)(b - a) + EB_MOE_MARK, EB_SIGNAL_ADD) != 0)
 			rc = -1;
 	}
+	eb_moe_at(w, p, 0);
 	if (eb_moe_stores(w, q, i) != 0)
 		rc = -1;
 	EB_MOE_SYNC(w); /* stored, before the flags say so; packed, before the quiet */
@@ -625,13 +639,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 		if (k != w->rank && w->peer[k] != NULL && EB_MOE_LEAD &&
 		    eb_moe_last_synced(&tk[k], mine))
 			eb_moe_flag(w, k, q);
-#if defined(__CUDACC__)
-	if (w->made != NULL && EB_MOE_LEAD)
-		w->made[p] = eb_q_now_ns(); /* %globaltimer: moe_stages.c moves it to the host's */
-#else
-	if (w->made != NULL)
-		w->made[p] = eb_now_ns();
-#endif
+	eb_moe_at(w, p, 1);
 	if (fabric && EB_MOE_LEAD && eb_moe_last_synced(&tk[w->ranks], mine) && eb_quiet(d) != 0)
 		rc = -1;
 	return rc;
