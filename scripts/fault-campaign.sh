@@ -30,8 +30,9 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 
 # The command of a run of about run_s seconds: -n from the wall times of calibration runs of
-# 1 and k iterations (k growing tenfold until the difference is 0.3 s at least), so start-up,
-# pairs, variants and outliers count as they will in the trials.
+# 1 and k iterations (k growing until the difference is 0.3 s at least: tenfold while it is
+# too small to judge, else straight to about 0.5 s by the rate it shows, at most tenfold), so
+# start-up, pairs, variants and outliers count as they will in the trials.
 calibrate() { # name args...
 	local t1 tk k=100
 	shift
@@ -39,7 +40,8 @@ calibrate() { # name args...
 	while :; do
 		tk=$(wall "$@" -n $k) || return 1
 		awk -v a="$t1" -v b="$tk" 'BEGIN { exit !(b - a >= 0.3) }' || [ $k -ge 1000000 ] && break
-		k=$((k * 10))
+		k=$(awk -v a="$t1" -v b="$tk" -v k=$k 'BEGIN { d = b - a
+			print (d < 0.05 ? k * 10 : int(k * (0.5 / d > 10 ? 10 : 0.5 / d < 2 ? 2 : 0.5 / d))) }')
 	done
 	awk -v a="$t1" -v b="$tk" -v k=$k -v s="$run_s" 'BEGIN { n = int(s * (k - 1) / (b - a)); print (n > 10 ? n : 10) }'
 }
