@@ -1,9 +1,12 @@
+#define _GNU_SOURCE /* cpu_set_t, sched_getaffinity */
 #include "opt.h"
 #include "efabench/size.h"
 #include "efabench/status.h"
 #include "log.h"
 
 #include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +93,27 @@ int eb_opt_num(const struct eb_opt *o, const char *arg, void *field, char *want,
 	if (rc == EB_OK)
 		*(int *)field = (int)v;
 	return rc;
+}
+
+int eb_opt_cpu(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len)
+{
+	cpu_set_t mask;
+	char *end;
+	long v;
+
+	(void)o;
+	if (strcmp(arg, "auto") == 0 || strcmp(arg, "none") == 0) {
+		*(int *)field = arg[0] == 'a' ? EB_CPU_AUTO : EB_CPU_NONE;
+		return EB_OK;
+	}
+	v = strtol(arg, &end, 10);
+	if (end == arg || *end != '\0' || v < 0 || v >= CPU_SETSIZE ||
+	    sched_getaffinity(0, sizeof(mask), &mask) != 0 || !CPU_ISSET((int)v, &mask)) {
+		snprintf(want, len, "auto, none or a CPU this process may run on");
+		return EB_EINVAL;
+	}
+	*(int *)field = (int)v;
+	return EB_OK;
 }
 
 int eb_opt_pow2(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len)

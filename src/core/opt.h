@@ -42,6 +42,11 @@ int eb_opt_choice(const struct eb_opt *o, const char *arg, void *field, char *wa
 int eb_opt_mask(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len);
 int eb_opt_list(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len);
 int eb_opt_pow2(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len);
+/* cpu: int, a CPU this process may run on, or auto / none (below). */
+int eb_opt_cpu(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len);
+
+/* A helper thread's CPU besides a number: none (unpinned), auto (the benchmark's choice). */
+enum { EB_CPU_NONE = -2, EB_CPU_AUTO = -1 };
 
 #define EB_OPT_LIST_MAX 16
 

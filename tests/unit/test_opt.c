@@ -1,10 +1,14 @@
 /* The table-driven option parser: every parser's accepted range and its refusals, short and
  * long names across groups, flags, lists, masks, and the one-line errors of bad input. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "check.h"
 #include "core/opt.h"
 #include "efabench/status.h"
 
+#include <sched.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,7 +16,7 @@
 struct a {
 	uint64_t size;
 	long count;
-	int flag, log2n, pick;
+	int flag, log2n, pick, cpu;
 	unsigned mask;
 	double rate;
 	const char *name;
@@ -36,6 +40,7 @@ static const struct eb_opt a_rows[] = {
     {"rate", 0, "R", eb_opt_dbl, EB_AT(struct a, rate), 0, 10, "a rate"},
     {"name", 0, "X", eb_opt_str, EB_AT(struct a, name), 0, 0, "a name"},
     {"list", 0, "L", eb_opt_list, EB_AT(struct a, list), 1, 64, "numbers", all},
+    {"cpu", 0, "C", eb_opt_cpu, EB_AT(struct a, cpu), 0, 0, "a CPU"},
 };
 
 static const struct eb_opt b_rows[] = {
@@ -63,8 +68,14 @@ int main(void)
 {
 	struct a va;
 	struct b vb;
-	int help;
+	int help, cpu;
+	char mine[16]; /* the first CPU this process may run on */
+	cpu_set_t set;
 
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	for (cpu = 0; !CPU_ISSET(cpu, &set); cpu++)
+		;
+	snprintf(mine, sizeof(mine), "%d", cpu);
 	CHECK(parse(&va, &vb, &help, 4, "-s", "64K", "--count", "100") == EB_OK);
 	CHECK(va.size == 65536 && va.count == 100 && !help);
 	CHECK(parse(&va, &vb, &help, 1, "--size=1M") == EB_OK && va.size == 1u << 20);
@@ -91,6 +102,12 @@ int main(void)
 	CHECK(parse(&va, &vb, &help, 2, "--list", "1,all,64") == EB_OK);
 	CHECK(va.list.n == 3 && va.list.v[0] == 1 && va.list.v[1] == 0 && va.list.v[2] == 64);
 	CHECK(parse(&va, &vb, &help, 2, "--list", "65") == EB_EINVAL);
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", "auto") == EB_OK && va.cpu == EB_CPU_AUTO);
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", "none") == EB_OK && va.cpu == EB_CPU_NONE);
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", mine) == EB_OK && va.cpu == atoi(mine));
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", "-1") == EB_EINVAL);
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", "4096") == EB_EINVAL); /* past CPU_SETSIZE */
+	CHECK(parse(&va, &vb, &help, 2, "--cpu", "1x") == EB_EINVAL);
 	CHECK(parse(&va, &vb, &help, 2, "--list", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17") ==
 	      EB_EINVAL);
 	CHECK(parse(&va, &vb, &help, 2, "-o", "-5") == EB_OK && vb.other == -5);

@@ -8,7 +8,6 @@
  *         and the GPU<->CPU floor (header)
  *   rate  small puts from 1 block ... every SM, one quiet each at the end, beside the CPU
  *         posting the same writes with a window */
-#define _GNU_SOURCE /* cpu_set_t for --proxy-cpu */
 #include "proxy_state.h"
 #include "harness/sweep.h"
 #include "efabench/proxy_thread.h"
@@ -23,8 +22,6 @@
 #endif
 #include "report/rec.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,35 +255,13 @@ static void proxy_defaults(void *arg)
 	po->log2n = EB_PROXY_LOG2N;
 	po->batch = EB_PROXY_BATCH;
 	po->active = EB_PROXY_ACTIVE;
-	po->cpu = PIN_AUTO;
+	po->cpu = EB_CPU_AUTO;
 }
 
 #define P(field) EB_AT(struct popts, field)
 
 static const char *const mode_words[] = {"bw", "lat", "rate", NULL};
 static const char *const sites[] = {"gpu", "cpu", NULL};
-
-/* --proxy-cpu: auto, none, or a CPU this process may run on. */
-static int parse_cpu(const struct eb_opt *o, const char *arg, void *field, char *want, size_t len)
-{
-	cpu_set_t mask;
-	char *end;
-	long v;
-
-	(void)o;
-	if (strcmp(arg, "auto") == 0 || strcmp(arg, "none") == 0) {
-		*(int *)field = arg[0] == 'a' ? PIN_AUTO : PIN_NONE;
-		return EB_OK;
-	}
-	v = strtol(arg, &end, 10);
-	if (end == arg || *end != '\0' || v < 0 || v >= CPU_SETSIZE ||
-	    sched_getaffinity(0, sizeof(mask), &mask) != 0 || !CPU_ISSET((int)v, &mask)) {
-		snprintf(want, len, "auto, none or a CPU this process may run on");
-		return EB_EINVAL;
-	}
-	*(int *)field = (int)v;
-	return EB_OK;
-}
 
 static const struct eb_opt proxy_opts[] = {
     {"mode", 0, "M", eb_opt_choice, P(mode), 0, 0,
@@ -307,7 +282,7 @@ static const struct eb_opt proxy_opts[] = {
      "command queue slots, a power of two (default 4096)"},
     {"batch", 0, "N", eb_opt_num, P(batch), 1, 1 << 30,
      "the proxy publishes its queue position every N (default 64)"},
-    {"proxy-cpu", 0, "C", parse_cpu, P(cpu), 0, 0,
+    {"proxy-cpu", 0, "C", eb_opt_cpu, P(cpu), 0, 0,
      "the proxy thread's CPU: auto (default: a core of its own\n"
      "near the GPU, the top CPUs of the rank's mask, unless the\n"
      "process was bound or cores are short), none, or a number"},

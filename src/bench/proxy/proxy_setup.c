@@ -23,7 +23,7 @@ static void choose_cpu(const struct eb_ctx *c, struct pstate *st, struct eb_prox
 	st->cpu = -1;
 	if (want >= 0)
 		st->cpu = want;
-	else if (want == PIN_NONE)
+	else if (want == EB_CPU_NONE)
 		snprintf(st->pin_why, sizeof(st->pin_why), "--proxy-cpu none");
 	else if (c->user_bound)
 		snprintf(st->pin_why, sizeof(st->pin_why), "the process was bound by its launcher");

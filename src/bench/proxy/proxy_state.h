@@ -9,7 +9,6 @@
 #include "efabench/proxy_thread.h"
 
 enum { MODE_BW, MODE_LAT, MODE_RATE };
-enum { PIN_NONE = -2, PIN_AUTO = -1 };
 enum { T_CPU, T_CPU_RATE, T_BLOCK, T_NBI }; /* low byte of a variant's tag; producers above */
 
 #define MAX_CFG 6
@@ -18,7 +17,7 @@ struct popts {
 	int mode, on_cpu, log2n, batch, active;
 	int bad_put, stall_proxy; /* testing aids */
 	long slow_ns;		  /* testing aid: the proxy thread's time per command */
-	int cpu;		  /* --proxy-cpu: a CPU, or PIN_AUTO / PIN_NONE */
+	int cpu;		  /* --proxy-cpu: a CPU, or EB_CPU_AUTO / EB_CPU_NONE */
 	const char *producers;
 	int nprod[MAX_CFG]; /* rate mode: producers per configuration; 0 = one block per SM */
 	int ncfg;

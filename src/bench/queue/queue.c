@@ -26,16 +26,17 @@
  * a row of producer configurations. */
 enum { Q_FLOOR, Q_LATENCY, Q_SHAPES };
 
-/* One producer's push-to-seen: its round trip less half the floor's p50. */
+/* One producer's push-to-seen: from its clock at the push, moved onto the host's, to the
+ * consumer seeing the command. */
 enum { SPAN_SEEN };
 static const char *const spans[] = {"push_to_seen"};
 
 struct qstate {
 	struct qctx q;
-	struct tally t;	       /* the last run's */
-	_Atomic uint64_t *ack; /* latency: the echo */
-	double *rtt_ns;	       /* latency: each round trip */
-	double floor_p50;      /* the floor's median round trip, seconds */
+	struct tally t;	  /* the last run's */
+	struct qlat lat;  /* latency: each round trip and push-to-seen */
+	struct qpin pin;  /* where the consumer runs */
+	double floor_p50; /* the floor's median round trip, seconds */
 };
 
 static int queue_setup(struct eb_ctx *c)
@@ -64,9 +65,16 @@ static int queue_setup(struct eb_ctx *c)
 		return EB_ENOTSUP;
 #endif
 	}
-	st->rtt_ns = calloc((size_t)o->lat_iters, sizeof(*st->rtt_ns));
-	if (st->rtt_ns == NULL)
+	st->pin = (struct qpin){.cpu = -1, .why = "CPU producers"};
+	rc = st->q.gpu ? eb_q_pin_consumer(&st->pin, o->cpu, c->user_bound) : EB_OK;
+	if (rc != EB_OK)
+		return rc;
+	st->lat.rtt_ns = calloc((size_t)o->lat_iters, sizeof(*st->lat.rtt_ns));
+	st->lat.seen_ns = calloc((size_t)o->lat_iters, sizeof(*st->lat.seen_ns));
+	if (st->lat.rtt_ns == NULL || st->lat.seen_ns == NULL) {
+		eb_err("out of memory for %d round trips", o->lat_iters);
 		return EB_ENOMEM;
+	}
 	rc = eb_q_alloc_flags(&st->q);
 	if (rc == EB_OK)
 		rc = eb_gpuq_create(&st->q.q, st->q.gpu ? EB_GPUQ_GPU : EB_GPUQ_CPU,
@@ -82,7 +90,9 @@ static void queue_teardown(struct eb_ctx *c)
 
 	eb_gpuq_destroy(&st->q.q);
 	eb_q_free_flags(&st->q);
-	free(st->rtt_ns);
+	eb_q_unpin_consumer(&st->pin);
+	free(st->lat.rtt_ns);
+	free(st->lat.seen_ns);
 }
 
 static int queue_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
@@ -127,17 +137,16 @@ static int queue_run(struct eb_ctx *c, long n, double *samples, long *got)
 	if (c->pt->var == Q_FLOOR)
 		return eb_floor_samples(st->q.gpu, n, st->q.timeout_s, samples);
 	if (c->pt->var == Q_LATENCY) {
-		rc = eb_q_run_producers(&st->q, 1, 1, (uint32_t)n, &st->q.h->ack.v, st->rtt_ns,
-					&st->t);
+		rc = eb_q_run_producers(&st->q, 1, 1, (uint32_t)n, &st->lat, &st->t);
 		for (i = 0; rc == EB_OK && samples != NULL && i < n; i++) {
-			samples[i] = st->rtt_ns[i] * 1e-9;
-			eb_span(c, SPAN_SEEN, samples[i] - st->floor_p50 / 2);
+			samples[i] = st->lat.rtt_ns[i] * 1e-9;
+			eb_span(c, SPAN_SEEN, st->lat.seen_ns[i] * 1e-9);
 		}
 		return rc;
 	}
 	shp = &st->q.o->shapes[c->pt->var - Q_SHAPES];
 	rc = eb_q_run_producers(&st->q, blocks_of(st, shp), shp->threads, (uint32_t)st->q.o->per,
-				NULL, NULL, &st->t);
+				NULL, &st->t);
 	if (rc == EB_OK && samples != NULL)
 		samples[0] = st->t.last_s - st->t.first_s;
 	return rc;
@@ -177,16 +186,23 @@ static void queue_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_int(s, "slots", "ring slots", 1ll << o->log2n);
 	eb_fact_int(s, "batch", "consumer publishes every", o->batch);
 	eb_fact_int(s, "per_producer", "commands per producer", o->per);
+	eb_fact_int(s, "consumer_cpu", NULL, st->pin.cpu);
+	if (st->pin.cpu >= 0)
+		eb_fact_say(s, "consumer thread", "CPU %d (%s)", st->pin.cpu, st->pin.why);
+	else
+		eb_fact_say(s, "consumer thread", "unpinned (%s)", st->pin.why);
 	eb_fact_say(s, NULL,
 		    "Mcmd/s = commands consumed / (last seen - first seen) / 1e6; #wrong = lost + "
 		    "duplicated + torn + unknown");
 }
 
-/* The floor and one producer's latency: facts of the header; push-to-seen = the queue's round
- * trip - the floor's p50 / 2 (the echo's way back). */
+/* The floor and one producer's latency: facts of the header. Beside the push-to-seen the
+ * clocks give, the estimate without them: the round trip less half the floor's (the echo's
+ * way back taken as half a ping-pong). */
 static void latency(const struct eb_meas *m, struct qstate *st, struct eb_sheet *s)
 {
 	const struct eb_stats *seen = &m->span[SPAN_SEEN].all;
+	double est = m->all.p50 - st->floor_p50 / 2;
 
 	if (m->pt->var == Q_FLOOR) {
 		st->floor_p50 = m->all.p50;
@@ -200,10 +216,17 @@ static void latency(const struct eb_meas *m, struct qstate *st, struct eb_sheet 
 	}
 	lat_obj(&s->doc.head, "push_to_seen", seen);
 	lat_obj(&s->doc.head, "queue_round_trip", &m->all);
-	eb_fact_say(s, "one producer",
-		    "queue round trip p50 %.2f us, p99 %.2f us; push-to-seen (round trip - floor "
-		    "p50 / 2) p50 %.2f us, p99 %.2f us",
-		    m->all.p50 * 1e6, m->all.p99 * 1e6, seen->p50 * 1e6, seen->p99 * 1e6);
+	eb_rec_num(&s->doc.head, "clock_uncertainty_us", st->lat.clock_unc_ns * 1e-3);
+	eb_rec_num(&s->doc.head, "rtt_less_half_floor_p50_us", est * 1e6);
+	eb_fact_say(s, "one producer", "queue round trip p50 %.2f us, p99 %.2f us",
+		    m->all.p50 * 1e6, m->all.p99 * 1e6);
+	eb_fact_say(s, "push-to-seen",
+		    "p50 %.2f us, p99 %.2f us (%s; round trip - floor p50 / 2: %.2f us)",
+		    seen->p50 * 1e6, seen->p99 * 1e6,
+		    st->q.gpu ? "GPU clock on the host's" : "one clock", est * 1e6);
+	if (st->q.gpu)
+		eb_fact_say(s, NULL, "(the GPU clock placed on the host's within %.2f us)",
+			    st->lat.clock_unc_ns * 1e-3);
 	eb_head_fact(&s->head, NULL, "%s", "");
 }
 
@@ -281,6 +304,12 @@ static int queue_finish(struct eb_opts *eo, void *own)
 		o->producers = o->on_cpu ? "1,2,4,8" : "1t,1w,1b,16b,64b,all";
 	if (o->per == 0)
 		o->per = o->on_cpu ? 100000 : 1000;
+	if (o->on_cpu && o->cpu >= 0) {
+		eb_err("--consumer-cpu %d: the consumer is placed beside GPU producers only (CPU "
+		       "producers' threads would share its core)",
+		       o->cpu);
+		return EB_EINVAL;
+	}
 	if (eb_opt_each(o->producers, add_shape, o) != EB_OK) {
 		eb_err("bad --producers '%s': want a comma list of up to %d of 1t, 1w, 1b, <N>b, "
 		       "all (GPU) or thread counts from 1 to 4096 (CPU)",
@@ -298,6 +327,7 @@ static void queue_defaults(void *own)
 	o->batch = EB_PROXY_BATCH;
 	o->block = 256;
 	o->lat_iters = 10000;
+	o->cpu = EB_CPU_AUTO;
 }
 
 #define Q(field) EB_AT(struct qopts, field)
@@ -322,6 +352,11 @@ static const struct eb_opt queue_opts[] = {
      "pinned (host, mapped; default) or managed slots", placements},
     {"lat-iters", 0, "N", eb_opt_num, Q(lat_iters), 1, 1e7,
      "round trips of the latency and floor tests (default 10000)"},
+    {"consumer-cpu", 0, "C", eb_opt_cpu, Q(cpu), 0, 0,
+     "GPU producers: the consumer thread's CPU (it also echoes\n"
+     "the floor's pings): auto (default: a core of its own, the\n"
+     "top CPU of the mask, unless the process was bound), none,\n"
+     "or a number"},
 };
 
 static const struct eb_bench queue_bench = {
@@ -344,12 +379,14 @@ const struct eb_cmd eb_cmd_queue = {
     .summary = "the GPU->CPU command queue alone: commands/s and latency",
     .help = "  commands/s one consumer thread takes per producer count, one producer's\n"
 	    "  push-to-seen latency, and the floor (a GPU<->CPU ping-pong through mapped\n"
-	    "  memory) in the same run. push-to-seen = one producer's round trip (push; the\n"
-	    "  consumer sees it and echoes through mapped memory) minus half the floor's\n"
-	    "  median round trip; Mcmd/s = commands / (last seen - first seen) / 1e6;\n"
-	    "  #wrong = lost + duplicated + torn + unknown commands, each producer's in\n"
-	    "  sequence (one that overtakes counts the ones it passed as lost, and each of\n"
-	    "  those as duplicated when it comes)",
+	    "  memory) in the same run. push-to-seen = from one producer's clock as it\n"
+	    "  pushes to the consumer's as it sees the command, each command echoed before\n"
+	    "  the next (the GPU's clock placed on the host's by a ping-pong just before and\n"
+	    "  after, its uncertainty in the header; beside it the round trip less half the\n"
+	    "  floor's, which needs no clock); Mcmd/s = commands / (last seen - first\n"
+	    "  seen) / 1e6; #wrong = lost + duplicated + torn + unknown commands, each\n"
+	    "  producer's in sequence (one that overtakes counts the ones it passed as lost,\n"
+	    "  and each of those as duplicated when it comes)",
     .groups = EB_G_OUTPUT,
     EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
     .bench = &queue_bench,

@@ -21,13 +21,15 @@ __global__ void produce_kernel(struct eb_gpuq_dev q, uint32_t per)
 		eb_q_quiet(&q, last);
 }
 
-__global__ void latency_kernel(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *rtt, int iters)
+__global__ void latency_kernel(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *pushed, uint64_t *rtt,
+			       int iters)
 {
 	for (int i = 0; i < iters; i++) {
 		uint64_t lo = (uint64_t)i, t0 = eb_q_now_ns(), start = t0;
 
 		if (eb_q_push(&q, lo, eb_q_check(lo)) == UINT64_MAX)
 			return;
+		pushed[i] = t0;
 		while (eb_q_load_sys(ack) < (uint64_t)i + 1)
 			if (eb_q_now_ns() - start > q.timeout_ns)
 				return; /* the host sees rtt stay 0 */
@@ -42,8 +44,9 @@ extern "C" int eb_qk_produce(struct eb_gpuq_dev q, int blocks, int threads, uint
 	return eb_cuda_check(cudaGetLastError(), "launching the producer kernel");
 }
 
-extern "C" int eb_qk_latency(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *rtt, int iters)
+extern "C" int eb_qk_latency(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *pushed, uint64_t *rtt,
+			     int iters)
 {
-	latency_kernel<<<1, 1>>>(q, ack, rtt, iters);
+	latency_kernel<<<1, 1>>>(q, ack, pushed, rtt, iters);
 	return eb_cuda_check(cudaGetLastError(), "launching the latency kernel");
 }

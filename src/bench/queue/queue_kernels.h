@@ -14,8 +14,10 @@ extern "C" {
 int eb_qk_produce(struct eb_gpuq_dev q, int blocks, int threads, uint32_t per);
 
 /* One thread: for i < iters, push command i and wait until *ack (mapped host word written by
- * the consumer) reaches i + 1; rtt_ns[i] (mapped) gets each round trip. Asynchronous. */
-int eb_qk_latency(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *rtt_ns, int iters);
+ * the consumer) reaches i + 1; pushed[i] (mapped) gets the GPU's clock as it pushes and
+ * rtt_ns[i] (mapped) the round trip. Asynchronous. */
+int eb_qk_latency(struct eb_gpuq_dev q, uint64_t *ack, uint64_t *pushed, uint64_t *rtt_ns,
+		  int iters);
 
 #ifdef __cplusplus
 }

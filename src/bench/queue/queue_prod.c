@@ -1,20 +1,26 @@
+#define _GNU_SOURCE /* cpu_set_t, pthread_setaffinity_np */
 #include "queue_prod.h"
 #include "efabench/status.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/opt.h"
+#include "efabench/topo.h"
+#include "gpu/floor.h"
 #ifdef EB_HAVE_CUDA
 #include "queue_kernels.h"
 #include "gpu/floor_kernel.h"
 #endif
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Drain producers * per commands, checking each; with ack, echo every sequence + 1 to it (the
- * latency test's way back). */
+ * latency test's way back) and keep when each sequence was seen in seen_at. */
 static int consume(struct eb_gpuq *q, uint64_t producers, uint64_t per, _Atomic uint64_t *ack,
-		   double timeout_s, struct tally *t)
+		   uint64_t *seen_at, double timeout_s, struct tally *t)
 {
 	uint32_t *next = calloc(producers, sizeof(*next));
 	struct eb_q_cmd buf[POLL_MAX];
@@ -64,6 +70,8 @@ static int consume(struct eb_gpuq *q, uint64_t producers, uint64_t per, _Atomic 
 				    seq - next[who]; /* a gap: a command overtaken or missing */
 			if (who < producers && seq >= next[who] && seq < per)
 				next[who] = seq + 1;
+			if (ack != NULL && seq < per)
+				seen_at[seq] = now;
 			if (ack != NULL)
 				atomic_store_explicit(ack, (uint64_t)seq + 1, memory_order_release);
 		}
@@ -93,6 +101,7 @@ struct cpu_prod {
 	uint64_t id;
 	uint32_t per;
 	_Atomic uint64_t *ack; /* latency mode */
+	uint64_t *pushed;
 	double *rtt_ns;
 };
 
@@ -110,6 +119,7 @@ static void *cpu_produce(void *arg)
 			return NULL;
 		if (p->ack == NULL)
 			continue;
+		p->pushed[s] = t0;
 		while (atomic_load_explicit(p->ack, memory_order_acquire) < (uint64_t)s + 1)
 			if (eb_q_now_ns() - t0 > p->q->timeout_ns)
 				return NULL;
@@ -120,57 +130,113 @@ static void *cpu_produce(void *arg)
 	return NULL;
 }
 
-/* Producers for one configuration: on the GPU blocks x threads, on the CPU threads. */
-int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, _Atomic uint64_t *ack,
-		       double *rtt_ns, struct tally *t)
+/* Each round trip's push-to-seen: the consumer's stamp less the push's on the host's clock. */
+static void one_way(const struct qlat *lat, const uint64_t *pushed, const uint64_t *seen_at,
+		    uint32_t per, const struct eb_gpu_clock *k)
 {
-	uint64_t producers = (uint64_t)blocks * (uint64_t)threads;
-	int rc, i;
+	uint32_t i;
 
-	if (c->gpu) {
+	for (i = 0; i < per; i++)
+		lat->seen_ns[i] = (double)seen_at[i] -
+				  (double)(k != NULL ? eb_gpu_clock_host(k, pushed[i]) : pushed[i]);
+}
+
+/* GPU threads; for latency one, its pushes stamped with the GPU's clock, placed on the host's
+ * by the clock measured just before and just after. */
+static int gpu_run(struct qctx *c, int blocks, int threads, uint32_t per, struct qlat *lat,
+		   uint64_t *seen_at, struct tally *t)
+{
 #ifdef EB_HAVE_CUDA
-		uint64_t *dev_rtt = NULL, *host_rtt = NULL;
+	uint64_t *dev = NULL, *host = NULL; /* [per] push stamps, then [per] round trips */
+	struct eb_gpu_clock k;
+	uint32_t i;
+	int rc;
 
-		if (ack != NULL) {
-			host_rtt = eb_fk_alloc_mapped(sizeof(uint64_t) * per, (void **)&dev_rtt);
-			if (host_rtt == NULL)
-				return EB_ESYS;
-			rc = eb_qk_latency(c->q.dev, (uint64_t *)&c->d->ack.v, dev_rtt, (int)per);
-		} else {
-			rc = eb_qk_produce(c->q.dev, blocks, threads, per);
-		}
+	if (lat == NULL) {
+		rc = eb_qk_produce(c->q.dev, blocks, threads, per);
 		if (rc == EB_OK)
-			rc = consume(&c->q, producers, per, ack, c->timeout_s, t);
-		if (eb_fk_wait() != EB_OK && rc == EB_OK)
-			rc = EB_ESYS;
-		for (i = 0; host_rtt != NULL && i < (int)per; i++)
-			rtt_ns[i] = (double)host_rtt[i];
-		eb_fk_free_mapped(host_rtt);
-		return rc;
+			rc = consume(&c->q, (uint64_t)blocks * (uint64_t)threads, per, NULL, NULL,
+				     c->timeout_s, t);
+		return eb_fk_wait() != EB_OK && rc == EB_OK ? EB_ESYS : rc;
+	}
+	host = eb_fk_alloc_mapped(2 * sizeof(uint64_t) * per, (void **)&dev);
+	if (host == NULL)
+		return EB_ESYS;
+	rc = eb_gpu_clock_mark(&k, 0, c->timeout_s);
+	if (rc == EB_OK)
+		rc = eb_qk_latency(c->q.dev, (uint64_t *)&c->d->ack.v, dev, dev + per, (int)per);
+	if (rc == EB_OK)
+		rc = consume(&c->q, 1, per, &c->h->ack.v, seen_at, c->timeout_s, t);
+	if (eb_fk_wait() != EB_OK && rc == EB_OK)
+		rc = EB_ESYS;
+	if (rc == EB_OK)
+		rc = eb_gpu_clock_mark(&k, 1, c->timeout_s);
+	for (i = 0; rc == EB_OK && i < per; i++)
+		lat->rtt_ns[i] = (double)host[per + i];
+	if (rc == EB_OK) {
+		one_way(lat, host, seen_at, per, &k);
+		lat->clock_unc_ns = k.unc_ns;
+	}
+	eb_fk_free_mapped(host);
+	return rc;
+#else
+	(void)c, (void)blocks, (void)threads, (void)per, (void)lat, (void)seen_at, (void)t;
+	return EB_ENOTSUP;
 #endif
-	}
-	{
-		struct cpu_prod *p = calloc((size_t)producers, sizeof(*p));
+}
 
-		if (p == NULL)
-			return EB_ENOMEM;
-		for (i = 0; i < (int)producers; i++) {
-			p[i] = (struct cpu_prod){.q = &c->q.dev,
-						 .id = (uint64_t)i,
-						 .per = per,
-						 .ack = ack,
-						 .rtt_ns = rtt_ns};
-			if (pthread_create(&p[i].th, NULL, cpu_produce, &p[i]) != 0) {
-				eb_err("cannot start producer thread %d", i);
-				producers = (uint64_t)i;
-				break;
-			}
-		}
-		rc = consume(&c->q, producers, per, ack, c->timeout_s, t);
-		for (i = 0; i < (int)producers; i++)
-			pthread_join(p[i].th, NULL);
-		free(p);
+/* CPU threads running the same push; their clock is the host's. */
+static int cpu_run(struct qctx *c, int threads, uint32_t per, struct qlat *lat, uint64_t *seen_at,
+		   struct tally *t)
+{
+	struct cpu_prod *p = calloc((size_t)threads, sizeof(*p));
+	uint64_t *pushed = lat != NULL ? calloc(per, sizeof(*pushed)) : NULL;
+	int i, started = threads, rc = EB_ENOMEM;
+
+	if (p == NULL || (lat != NULL && pushed == NULL)) {
+		eb_err("out of memory for %d producer threads", threads);
+		goto free_arrays;
 	}
+	for (i = 0; i < threads; i++) {
+		p[i] = (struct cpu_prod){.q = &c->q.dev,
+					 .id = (uint64_t)i,
+					 .per = per,
+					 .ack = lat != NULL ? &c->h->ack.v : NULL,
+					 .pushed = pushed,
+					 .rtt_ns = lat != NULL ? lat->rtt_ns : NULL};
+		if (pthread_create(&p[i].th, NULL, cpu_produce, &p[i]) != 0) {
+			eb_err("cannot start producer thread %d", i);
+			started = i;
+			break;
+		}
+	}
+	rc = consume(&c->q, (uint64_t)started, per, lat != NULL ? &c->h->ack.v : NULL, seen_at,
+		     c->timeout_s, t);
+	for (i = 0; i < started; i++)
+		pthread_join(p[i].th, NULL);
+	if (rc == EB_OK && lat != NULL) {
+		one_way(lat, pushed, seen_at, per, NULL);
+		lat->clock_unc_ns = 0;
+	}
+free_arrays:
+	free(pushed);
+	free(p);
+	return rc;
+}
+
+int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, struct qlat *lat,
+		       struct tally *t)
+{
+	uint64_t *seen_at = lat != NULL ? calloc(per, sizeof(*seen_at)) : NULL;
+	int rc;
+
+	if (lat != NULL && seen_at == NULL) {
+		eb_err("out of memory for %u round trips", per);
+		return EB_ENOMEM;
+	}
+	rc = c->gpu ? gpu_run(c, blocks, threads, per, lat, seen_at, t)
+		    : cpu_run(c, blocks * threads, per, lat, seen_at, t);
+	free(seen_at);
 	return rc;
 }
 
@@ -200,4 +266,47 @@ void eb_q_free_flags(struct qctx *c)
 	else
 		eb_fk_free_mapped(c->h);
 #endif
+}
+
+int eb_q_pin_consumer(struct qpin *p, int want, int user_bound)
+{
+	cpu_set_t one, *was;
+	int rc;
+
+	*p = (struct qpin){.cpu = -1};
+	if (want == EB_CPU_NONE || (want == EB_CPU_AUTO && user_bound)) {
+		snprintf(p->why, sizeof(p->why), "%s",
+			 want == EB_CPU_NONE ? "--consumer-cpu none" : "the process was bound");
+		return EB_OK;
+	}
+	p->cpu = want >= 0 ? want : eb_topo_helper_cpu(0);
+	if (p->cpu < 0) {
+		snprintf(p->why, sizeof(p->why), "the CPU mask is unreadable");
+		return EB_OK;
+	}
+	was = malloc(sizeof(*was));
+	if (was == NULL || pthread_getaffinity_np(pthread_self(), sizeof(*was), was) != 0) {
+		eb_err("cannot read the consumer thread's CPU mask");
+		free(was);
+		return EB_ESYS;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(p->cpu, &one);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (rc != 0) {
+		eb_err("cannot run the consumer thread on CPU %d: %s", p->cpu, strerror(rc));
+		free(was);
+		return EB_ESYS;
+	}
+	p->was = was;
+	snprintf(p->why, sizeof(p->why), "%s", want >= 0 ? "--consumer-cpu" : "auto");
+	return EB_OK;
+}
+
+void eb_q_unpin_consumer(struct qpin *p)
+{
+	if (p->was != NULL)
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), p->was);
+	free(p->was);
+	p->was = NULL;
 }

@@ -26,6 +26,7 @@ struct qopts {
 	long per;	       /* commands per producer; 0: 1000 on the GPU, 100000 on the CPU */
 	int block;	       /* threads per block for GPU producer counts in blocks */
 	int lat_iters;	       /* round trips of the latency and floor tests */
+	int cpu;	       /* --consumer-cpu: a CPU, or EB_CPU_AUTO / EB_CPU_NONE */
 	const char *producers; /* comma list: 1t,1w,1b,<N>b,all (GPU) or thread counts (CPU) */
 	struct qshape shapes[MAX_PRODUCERS];
 	int nshapes;
@@ -53,14 +54,35 @@ struct qctx {
 	struct flags *h, *d;
 };
 
+/* Where the consumer thread (which also echoes the floor's pings) runs with GPU producers:
+ * a core near the GPU it keeps, as the proxy's thread (it moved the push-to-seen p50 by up to
+ * 0.4 us between runs left to the scheduler). */
+struct qpin {
+	int cpu;      /* -1: unpinned */
+	void *was;    /* the thread's mask before, restored after */
+	char why[64]; /* how the CPU was chosen, or why none */
+};
+
+/* want: --consumer-cpu; user_bound: a launcher or taskset bound the process. EB_OK, or a
+ * status after one line. */
+int eb_q_pin_consumer(struct qpin *p, int want, int user_bound);
+void eb_q_unpin_consumer(struct qpin *p);
+
 /* Lost + duplicated + torn + unknown commands. */
 uint64_t eb_q_tally_wrong(const struct tally *t);
 
+/* The latency test's figures, per round trip: the whole, and from the push (the producer's
+ * clock, moved onto the host's) to the consumer seeing the command. */
+struct qlat {
+	double *rtt_ns, *seen_ns;
+	double clock_unc_ns; /* the GPU clock's uncertainty on the host's (0 for CPU threads) */
+};
+
 /* Producers for one configuration: on the GPU blocks x threads, on the CPU threads; per
- * commands each, all consumed and checked into *t. With ack (latency): one command in flight,
- * echoed, rtt_ns[i] its round trip. */
-int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, _Atomic uint64_t *ack,
-		       double *rtt_ns, struct tally *t);
+ * commands each, all consumed and checked into *t. With lat: one producer, one command in
+ * flight, each echoed through the flags' ack word, its round trip and push-to-seen in *lat. */
+int eb_q_run_producers(struct qctx *c, int blocks, int threads, uint32_t per, struct qlat *lat,
+		       struct tally *t);
 
 /* The latency test's echo flags (mapped host memory for GPU producers). */
 int eb_q_alloc_flags(struct qctx *c);
