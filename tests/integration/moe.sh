@@ -243,7 +243,7 @@ gpu)
 	[ "$gpus" -ge 1 ] || skip "no CUDA GPU on this machine"
 	"$EFABENCH" info | grep -q "^CUDA: built in" || skip "efabench was built without CUDA"
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --tokens 64 --hidden 1024 -n 5 --check
-	# Producers' sends split into push, store and complete, GPU blocks' stamps on the host's
+	# Producers' sends split into pack, push, store and complete, GPU blocks' stamps on the host's
 	# clock: they lie between the send's start and end, in order, within the clocks' stated
 	# uncertainty.
 	run gpu,cpu --initiators gpu,cpu --np 2 --provider shm --mem pinned --preset prefill \
@@ -255,7 +255,7 @@ res = {r["initiator"] + " " + r["phase"]: r for r in json.load(open(sys.argv[1])
 unc = max(r["stages"]["clock_uncertainty_us"] for r in res.values())
 for p in ("gpu dispatch", "gpu combine", "cpu dispatch", "cpu combine"):
     st, op = res[p]["stages"], p.split()[1]
-    for k in ("send", "push", "store", "complete", "wait"):
+    for k in ("send", "pack", "push", "store", "complete", "wait"):
         assert st["%s 0 %s" % (op, k)]["samples"] == 16, (p, k, st)
 got = defaultdict(dict)
 for e in json.load(open(sys.argv[2]))["traceEvents"]:
@@ -266,13 +266,14 @@ for (point, sample), d in got.items():
     for k in [k[:-4] for k in d if k.endswith(" send")]:
         # a part whose ends the clocks' error put in the wrong order has no span: the others
         # then come within the uncertainty of the send, each end off by no more than it
-        parts = [d.get(k + x) for x in ("push", "store", "complete")]
+        parts = [d.get(k + x) for x in ("pack", "push", "store", "complete")]
         got = sum(x for x in parts if x is not None)
         assert abs(d[k + "send"] - got) < (0.01 if None not in parts else 2 * unc + 0.01), \
             (point, d)
         n += 1
 assert n >= 4 * 16, n
-print("producers' push + store + complete = send in %d legs; GPU clock within %.2f us" % (n, unc))
+print("producers' pack + push + store + complete = send in %d legs; GPU clock within %.2f us"
+      % (n, unc))
 PY
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check

@@ -6,8 +6,8 @@
 # completion, back to producer) adds up to its whole, sample by sample. --stages off stamps
 # nothing; a proxy thread slowed on purpose (--slow-proxy) is named by the verdict; --trace
 # without stages and a sampling of 0 are refused. moe: every rank's iterations, each leg's send
-# and wait adding up to the whole in the trace (a producer's send: its push, store and complete), the
-# verdict from the stage that dominates, or from its part that does.
+# and wait adding up to the whole in the trace (a producer's send: its pack, push, store and
+# complete), the verdict from the stage that dominates, or from its part that does.
 . "$(dirname "$0")/lib.sh"
 common=(--producers-on cpu --np 2 --provider shm --timeout 20)
 
@@ -92,6 +92,7 @@ import json, sys
 from collections import defaultdict
 res = json.load(open(sys.argv[1]))["results"]
 legs = {"dispatch": ["dispatch"], "combine": ["combine"], "pair": ["dispatch", "combine"]}
+PARTS = ("pack", "push", "store", "complete")
 chains = {}
 for r in res:
     st, ph = r["stages"], r["phase"]
@@ -100,11 +101,12 @@ for r in res:
              for k in ("send", "wait")]
     for k in chain:
         assert st[k]["samples"] == 24 and st[k]["p50_us"] is not None, (ph, k, st[k])
-    # CPU producers' sends split into push (until the last had pushed its fabric puts), store
-    # (until the last had made everything) and complete (until their writes were complete);
-    # the a2av stamps no such parts
+    # CPU producers' sends split into pack (the time the producer that pushed last spent
+    # making what it pushed), push (until it had pushed its fabric puts), store (until the last
+    # had made everything) and complete (until their writes were complete); the a2av stamps
+    # no such parts
     parts = ["%s %d %s" % (op, leg, k) for op in legs[ph] for leg in (0, 1)
-             for k in ("push", "store", "complete")] if r["initiator"] == "cpu" else []
+             for k in PARTS] if r["initiator"] == "cpu" else []
     for k in parts:
         assert st[k]["samples"] == 24 and st[k]["p50_us"] is not None, (ph, k, st[k])
     for k in set(st) - set(chain) - set(parts) - {"samples", "clock_uncertainty_us", "clocks",
@@ -113,11 +115,12 @@ for r in res:
     assert st["dominant"] in chain, st["dominant"]
     top = st["dominant"]
     if top.endswith("send") and parts:
-        assert st["dominant_part"] in [top[:-4] + k for k in ("push", "store", "complete")], st
+        assert st["dominant_part"] in [top[:-4] + k for k in PARTS], st
         top = st["dominant_part"]
     else:
         assert "dominant_part" not in st, st
-    want = {"send": "producer", "push": "producer", "store": "producer", "complete": "proxy"}.get(
+    want = {"send": "producer", "pack": "producer", "push": "producer", "store": "producer",
+            "complete": "proxy"}.get(
         top.split()[-1], "arrival")
     assert r["verdict"]["bound"] == want, (r["verdict"], st["dominant"])
     chains["%s %s" % (r["initiator"], ph)] = (chain, parts)
@@ -133,10 +136,9 @@ for (point, sample), d in got.items():
     assert all(k in d for k in chain + parts + ["sample"]), (point, sorted(d))
     gap = d["sample"][0] - sum(d[k][0] for k in chain)
     assert -0.01 < gap < (0.05 * d["sample"][0] if point.endswith("pair") else 0.01), (point, d)
-    for k in parts[::3]:  # a send's push, store and complete add up to it
+    for k in parts[::len(PARTS)]:  # a send's pack, push, store and complete add up to it
         leg = k[:-4]
-        assert abs(d[leg + "send"][0] - sum(d[leg + x][0] for x in ("push", "store", "complete"))) \
-            < 0.01, (point, k, d)
+        assert abs(d[leg + "send"][0] - sum(d[leg + x][0] for x in PARTS)) < 0.01, (point, k, d)
     assert d["sample"][1] == sample & 0xfffff, (point, sample, d["sample"])  # its own rank
     checked += 1
 assert checked == 6 * 24, checked

@@ -80,19 +80,19 @@ static void aim(struct eb_ctx *c, struct mstate *st)
 	}
 }
 
-/* Where each producer stamps the moments it pushed its fabric puts and made all of a leg
- * (--stages): host memory for CPU threads, mapped host memory for GPU blocks. */
+/* Where each producer stamps the moments it pushed its fabric puts and made all of a leg, and
+ * its time making (--stages): host memory for CPU threads, mapped host memory for GPU blocks. */
 static int made_stamps(struct mstate *st)
 {
 	st->made = st->w.made = NULL;
 	if (st->init == INIT_CPU) {
-		st->made = st->w.made = calloc(2 * (size_t)st->producers, sizeof(*st->made));
+		st->made = st->w.made = calloc(3 * (size_t)st->producers, sizeof(*st->made));
 		if (st->made == NULL)
 			eb_err("out of memory for %d producers' stamps", st->producers);
 		return st->made != NULL ? EB_OK : EB_ENOMEM;
 	}
 #ifdef EB_HAVE_CUDA
-	return eb_mk_stamps(&st->made, &st->w.made, 2 * (size_t)st->producers) == 0 ? EB_OK
+	return eb_mk_stamps(&st->made, &st->w.made, 3 * (size_t)st->producers) == 0 ? EB_OK
 										    : EB_ESYS;
 #else
 	return EB_OK;

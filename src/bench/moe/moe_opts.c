@@ -326,9 +326,11 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  Stages (--stages, every iteration of every rank): per op and leg, send = until\n"
 	    "  the rank's own side is done (producers finished, writes complete; a2av: posted)\n"
 	    "  and wait = until everything the leg brings has arrived; with producers (gpu,\n"
-	    "  cpu) a send splits into push (until the last producer had made and pushed its\n"
-	    "  puts across the fabric), store (until the last had also stored its items for\n"
-	    "  same-host peers and itself) and complete (until the writes completed)",
+	    "  cpu) a send splits into pack (the time the producer that pushed last spent\n"
+	    "  making what it put across the fabric, summed and laid at the front), push\n"
+	    "  (until it had pushed those puts), store (until the last producer had also\n"
+	    "  stored its items for same-host peers and itself) and complete (until the\n"
+	    "  writes completed)",
     .groups =
 	EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM | EB_G_STAGES,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),

@@ -114,13 +114,17 @@ struct mstate {
 	 * hosts (-1: one leg, or none crosses). */
 	int cross_leg[2];
 	uint64_t stamps, stamp_id; /* iterations stamped; the current one's sample (--stages) */
-	uint64_t *made;		   /* w.made as the host reads it (moe_stages.h) */
+	uint64_t leg_start; /* when the current leg began: its op's start, or the leg before's in */
+	uint64_t *made;	    /* w.made as the host reads it (moe_stages.h) */
 	/* GPU producers: the GPU clock around a timed phase, and the made stamps of its
 	 * iterations, moved onto the host's clock and handed over at its end */
 	struct eb_gpu_clock gclk;
 	struct moe_late {
 		uint64_t id, t;
 		int ev;
+		/* the packed stamp: base (the leg's start, host ns) + t (ns), at most the pushed
+		 * stamp `cap` (GPU time); base 0: t is a GPU time */
+		uint64_t base, cap;
 	} * late;
 	size_t nlate, late_cap;
 };

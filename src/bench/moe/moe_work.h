@@ -69,10 +69,11 @@ struct eb_moe_work {
 	 * (npieces: more than any leg's items / piece + ranks). */
 	uint64_t *tickets;
 	int64_t npieces;
-	/* With --stages: [producers][2] when each had pushed every put of its share that crosses
-	 * the fabric, and when it had made all of its leg (its stores too), before the quiet that
+	/* With --stages: [producers][3] when each had pushed every put of its share that crosses
+	 * the fabric, when it had made all of its leg (its stores too), before the quiet that
 	 * waits for the writes (CPU producers: the host's ns; GPU blocks: the GPU's %globaltimer,
-	 * in mapped host memory); NULL otherwise. */
+	 * in mapped host memory), and the ns it spent making (packing, summing) what crosses the
+	 * fabric before the push; NULL otherwise. */
 	uint64_t *made;
 };
 
@@ -469,10 +470,30 @@ EB_Q_FN int eb_moe_packs(const struct eb_moe_items *it, int64_t i)
 	return it->rows[i] > 0 || it->packed[i] != it->src[i] || it->from_dst;
 }
 
+/* --stages: the producer's clock (the lead thread's on the GPU); 0 where nothing is stamped. */
+EB_Q_FN uint64_t eb_moe_clock(const struct eb_moe_work *w)
+{
+	if (w->made == NULL || !EB_MOE_LEAD)
+		return 0;
+#if defined(__CUDACC__)
+	return eb_q_now_ns();
+#else
+	return eb_now_ns();
+#endif
+}
+
+/* --stages: *pack grows by the time since t0 (a clock reading from eb_moe_clock). */
+EB_Q_FN void eb_moe_packed(const struct eb_moe_work *w, uint64_t t0, uint64_t *pack)
+{
+	if (t0 != 0)
+		*pack += eb_moe_clock(w) - t0;
+}
+
 /* Decode through the fabric: this producer's items [a, b) of a destination, one put each
- * (from where it is made). 0 or -1 (the queue's error bit says why). */
+ * (from where it is made); *pack grows by the time making them took (--stages). 0 or -1 (the
+ * queue's error bit says why). */
 EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int peer,
-			int64_t a, int64_t b)
+			int64_t a, int64_t b, uint64_t *pack)
 {
 	const struct eb_moe_items *it = &w->items;
 	int64_t i;
@@ -482,9 +503,12 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 		int made = eb_moe_packs(it, i);
 
 		if (made) {
+			uint64_t t0 = eb_moe_clock(w);
+
 			if (eb_moe_make_at(w, peer, 1, i, i + 1) != 0)
 				rc = -1;
 			EB_MOE_SYNC(w); /* made bytes visible to the NIC before the put */
+			eb_moe_packed(w, t0, pack);
 		}
 		if (EB_MOE_LEAD && rc == 0 &&
 		    eb_put_nbi(d, (unsigned)peer, it->dst[i], made ? it->packed[i] : it->src[i],
@@ -497,9 +521,9 @@ EB_Q_FN int eb_moe_send(const struct eb_moe_work *w, const struct eb_proxy_dev *
 /* Prefill through the fabric: thread q's share [a, b) of a destination, put by pieces.
  * Producer i of the thread's producers makes its part of each piece and takes the piece's
  * ticket; the last to arrive puts the piece. Tickets are taken after a failure too, so that
- * the counts stay whole. 0 or -1 (the queue's error bit says why). */
+ * the counts stay whole. *pack as for eb_moe_send. 0 or -1 (the queue's error bit says why). */
 EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev *d, int q, int i,
-			  int peer, int64_t a, int64_t b)
+			  int peer, int64_t a, int64_t b, uint64_t *pack)
 {
 	const struct eb_moe_items *it = &w->items;
 	int mine = eb_moe_on_queue(w, q), rc = 0;
@@ -510,11 +534,14 @@ EB_Q_FN int eb_moe_pieces(const struct eb_moe_work *w, const struct eb_proxy_dev
 	int64_t s, e;
 
 	for (s = a; s < b; s = e) {
+		uint64_t t0 = eb_moe_clock(w);
+
 		e = b - s > it->piece ? s + it->piece : b;
 		if (eb_moe_make_at(w, peer, 1, eb_moe_cut(s, e, i, mine),
 				   eb_moe_cut(s, e, i + 1, mine)) != 0)
 			rc = -1;
 		EB_MOE_SYNC(w); /* packed bytes visible to the NIC before the put */
+		eb_moe_packed(w, t0, pack);
 		if (EB_MOE_LEAD && eb_moe_last(&tk[s / it->piece], mine) &&
 		    eb_put_nbi(d, (unsigned)peer, it->dst[s], it->packed[s],
 			       it->packed[e - 1] + it->len[e - 1] - it->packed[s]) != 0)
@@ -584,16 +611,12 @@ EB_Q_FN int eb_moe_stores(const struct eb_moe_work *w, int q, int i)
 	return rc;
 }
 
-/* --stages: producer p's stamp k (0: its fabric puts pushed, 1: everything made), now. */
+/* --stages: producer p's stamp k (0: its fabric puts pushed, 1: everything made), now; on the
+ * GPU %globaltimer, which moe_stages.c moves to the host's clock. */
 EB_Q_FN void eb_moe_at(const struct eb_moe_work *w, int p, int k)
 {
-	if (w->made == NULL || !EB_MOE_LEAD)
-		return;
-#if defined(__CUDACC__)
-	w->made[2 * p + k] = eb_q_now_ns(); /* %globaltimer: moe_stages.c moves it to the host's */
-#else
-	w->made[2 * p + k] = eb_now_ns();
-#endif
+	if (w->made != NULL && EB_MOE_LEAD)
+		w->made[3 * p + k] = eb_moe_clock(w);
 }
 
 /* Producer p's whole leg: 0 or -1. On the GPU every thread of the block calls it and thread
@@ -612,7 +635,7 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 {
 	int q = p % w->nq, i = p / w->nq, mine = eb_moe_on_queue(w, q), k, rc = 0, fabric = 0;
 	const struct eb_proxy_dev *d = &w->d[q];
-	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces);
+	uint64_t *tk = w->tickets + (size_t)q * (size_t)(w->ranks + 1 + w->npieces), pack = 0;
 
 	for (k = 0; k < w->ranks - 1; k++) {
 		int peer = eb_moe_dest(w, i, k);
@@ -622,9 +645,9 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 			continue;
 		eb_moe_share(w, q, peer, &a, &b);
 		fabric = 1;
-		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b)
+		if ((w->coalesce ? eb_moe_pieces(w, d, q, i, peer, a, b, &pack)
 				 : eb_moe_send(w, d, peer, eb_moe_cut(a, b, i, mine),
-					       eb_moe_cut(a, b, i + 1, mine))) != 0)
+					       eb_moe_cut(a, b, i + 1, mine), &pack)) != 0)
 			rc = -1;
 		if (EB_MOE_LEAD && eb_moe_last(&tk[peer], mine) &&
 		    eb_signal_nbi(d, (unsigned)peer, w->items.sig + (unsigned)w->rank,
@@ -632,6 +655,8 @@ EB_Q_FN int eb_moe_produce(const struct eb_moe_work *w, int p)
 			rc = -1;
 	}
 	eb_moe_at(w, p, 0);
+	if (w->made != NULL && EB_MOE_LEAD)
+		w->made[3 * p + 2] = pack;
 	if (eb_moe_stores(w, q, i) != 0)
 		rc = -1;
 	EB_MOE_SYNC(w); /* stored, before the flags say so; packed, before the quiet */
