@@ -4,6 +4,7 @@
 #include "efabench/status.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/shmseg.h"
 
 #ifdef EB_HAVE_MPI
 #include <errno.h>
@@ -265,8 +266,14 @@ static void mpi_finalize(struct eb_boot *b, int exit_code)
 	 * the job goes down, name any rank that no longer answers. */
 	if (exit_code != 0 && ctl != MPI_COMM_NULL)
 		name_silent("job", "after this rank failed");
-	if (exit_code != 0)
+	if (exit_code != 0) {
+		/* MPI_Abort runs no exit handlers (nor libfabric's, which unlink this rank's
+		 * segments), and mpirun may kill a stopped peer before it can remove its own on
+		 * SIGTERM: this rank removes both first. */
+		eb_shmseg_unlink(getpid());
+		eb_shmseg_reap();
 		MPI_Abort(world, exit_code);
+	}
 	MPI_Comm_free(&ctl);
 	MPI_Finalize();
 }

@@ -83,7 +83,7 @@ static void on_signal(int sig)
 /* At exit (a rank that failed, before or after its channels, leaves through here). A peer
  * killed a moment ago may still be on its way out (its sockets close, which is how this
  * process learned of it, before it is a zombie): such a one gets up to a second. */
-static void at_exit(void)
+void eb_shmseg_reap(void)
 {
 	int i, t;
 
@@ -115,5 +115,5 @@ void eb_shmseg_watch(pid_t pid)
 	sigemptyset(&sa.sa_mask);
 	for (k = 0; k < 3; k++)
 		sigaction(sigs[k], &sa, &old[k]);
-	atexit(at_exit);
+	atexit(eb_shmseg_reap);
 }

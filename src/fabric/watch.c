@@ -54,7 +54,8 @@ static void end_rank(const struct eb_engine *e, double secs)
 	       e->prov, __atomic_load_n(&e->prov_call, __ATOMIC_RELAXED), secs, e->timeout_s);
 	fflush(NULL);
 	eb_shmseg_unlink(getpid());
-	_exit(1); /* no exit handlers: libfabric's would take the same lock */
+	eb_shmseg_reap(); /* the stopped peer's too: _exit runs no exit handlers */
+	_exit(1);	  /* no exit handlers: libfabric's would take the same lock */
 }
 
 static void *watch(void *arg)
