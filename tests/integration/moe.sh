@@ -19,6 +19,9 @@
 #   kill | stop [PROV [ARGS]]  a rank killed (or stopped) mid-dispatch: every rank ends
 #                   non-zero within the deadline + 5 s, the survivors (or the launcher) name it;
 #                   nothing is left
+#   eight           8 ranks as two emulated hosts of four (the layout of two 4-GPU hosts, on
+#                   the CPU): normal mode's two legs on shm and tcp, and low-latency mode, every
+#                   byte and sum checked and the JSON recomputed
 #   gpu             GPU producers beside CPU producers (skipped without a GPU): pinned memory,
 #                   and device memory with EB_CUDA_LIBFABRIC (a libfabric built with CUDA)
 . "$(dirname "$0")/lib.sh"
@@ -117,6 +120,16 @@ for t in d["traffic"]:
 PY
 		grep -q "tokens received per rank: min 0," "$WORK/out" || fail "rank 1 should receive none"
 	fi
+	;;
+eight)
+	for prov in shm tcp; do
+		run cpu,a2av --np 8 --hosts 2 --provider "$prov" --preset prefill --tokens 64 \
+			--hidden 384 -n 2 -w 1 --check
+		grep -q "hosts: 2  (emulated" "$WORK/out" || fail "the header does not say the hosts"
+		grep -q "legs per phase: 2" "$WORK/out" || fail "normal across hosts is not two legs"
+	done
+	run cpu,a2av --np 8 --hosts 2 --provider shm --mode ll --tokens 16 --hidden 512 --dtype fp8 \
+		-n 2 -w 1 --check
 	;;
 corrupt)
 	timeout 120 "$EFABENCH" moe --np 3 --provider shm --initiators cpu,a2av --tokens 16 --experts 24 \
