@@ -288,6 +288,20 @@ assert n >= 4 * 16, n
 print("producers' pack + push + store + complete = send in %d legs; GPU clock within %.2f us"
       % (n, unc))
 PY
+	# Items that cross the fabric are made before their puts: that making is timed (pack), by
+	# a GPU block's lead thread as by a CPU thread, and lies inside the send.
+	run gpu,cpu --initiators gpu,cpu --np 2 --provider shm --mem pinned --preset prefill \
+		--tokens 256 --hidden 1024 -n 4 --intra fabric
+	python3 - "$WORK/out.json" <<'PY' || fail "GPU producers' pack"
+import json, sys
+res = {r["initiator"] + " " + r["phase"]: r for r in json.load(open(sys.argv[1]))["results"]}
+for p in ("gpu dispatch", "cpu dispatch"):
+    st = res[p]["stages"]
+    pack, send = st["dispatch 0 pack"], st["dispatch 0 send"]
+    assert pack["samples"] == 8 and 0 < pack["p50_us"] <= send["p50_us"], (p, pack, send)
+print("pack p50: gpu %.1f us, cpu %.1f us" % tuple(
+    res[p]["stages"]["dispatch 0 pack"]["p50_us"] for p in ("gpu dispatch", "cpu dispatch")))
+PY
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
 		--hidden 1024 --route hot:1,3 --proxy-threads 2 -n 3 --check
 	run gpu,cpu,a2av --np 2 --provider shm --mem pinned --preset prefill --tokens 256 \
