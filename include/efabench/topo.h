@@ -97,6 +97,9 @@ int eb_topo_pin(const char *map, int local_rank, char *why, size_t len);
  * scheduler fills first. -1 when the mask cannot be read. */
 int eb_topo_helper_cpu(int local_rank);
 
+/* The calling thread on CPU `cpu` alone: 0, or the error pthread_setaffinity_np gave. */
+int eb_topo_pin_thread(int cpu);
+
 /* The memory this host can give new allocations without swapping: /proc/meminfo's
  * MemAvailable, in bytes (0 when unknown). */
 uint64_t eb_topo_mem_available(void);

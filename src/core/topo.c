@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +502,15 @@ int eb_topo_helper_cpu(int local_rank)
 		}
 	}
 	return -1;
+}
+
+int eb_topo_pin_thread(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
 /* One --cpu-map entry at s: "N" or "N-M"; *end after it. */

@@ -7,6 +7,7 @@
 #include "efabench/gpuq.h"
 #include "efabench/mem.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/arrays.h"
 #include "core/log.h"
@@ -547,14 +548,11 @@ static void say_stats(struct eb_proxy *p)
  * thread, whole scheduler slices: it stays on the core it was given. */
 static void pin(struct eb_proxy *p)
 {
-	cpu_set_t one;
 	int rc;
 
 	if (!p->o.pin)
 		return;
-	CPU_ZERO(&one);
-	CPU_SET(p->o.cpu, &one);
-	rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	rc = eb_topo_pin_thread(p->o.cpu);
 	if (rc != 0)
 		eb_warn("proxy: cannot run on CPU %d (%s); it runs unpinned", p->o.cpu,
 			strerror(rc));

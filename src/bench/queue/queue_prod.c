@@ -270,7 +270,7 @@ void eb_q_free_flags(struct qctx *c)
 
 int eb_q_pin_consumer(struct qpin *p, int want, int user_bound)
 {
-	cpu_set_t one, *was;
+	cpu_set_t *was;
 	int rc;
 
 	*p = (struct qpin){.cpu = -1};
@@ -290,9 +290,7 @@ int eb_q_pin_consumer(struct qpin *p, int want, int user_bound)
 		free(was);
 		return EB_ESYS;
 	}
-	CPU_ZERO(&one);
-	CPU_SET(p->cpu, &one);
-	rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	rc = eb_topo_pin_thread(p->cpu);
 	if (rc != 0) {
 		eb_err("cannot run the consumer thread on CPU %d: %s", p->cpu, strerror(rc));
 		free(was);
