@@ -1,78 +1,114 @@
+#define _GNU_SOURCE /* syscall */
 #include "shmseg.h"
 #include "proc.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Raw getdents64 records: opendir allocates, and a signal handler walks /dev/shm too. */
+struct raw_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* The pid in a name "<pid>:<uid>:..." of this user's, or 0. */
+static pid_t owner(const char *s)
+{
+	unsigned long pid = 0, uid = 0;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		pid = pid * 10 + (unsigned long)(*s - '0');
+	if (*s++ != ':' || *s < '0' || *s > '9')
+		return 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		uid = uid * 10 + (unsigned long)(*s - '0');
+	return *s == ':' && uid == (unsigned long)getuid() ? (pid_t)pid : 0;
+}
+
+/* Unlink every segment of this user's whose creator `mine` picks; how many. One pass over
+ * /dev/shm, async-signal-safe: no allocation, no stdio. */
+static int unlink_if(int (*mine)(pid_t pid, const void *arg), const void *arg)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+	long got, at;
+
+	if (fd < 0)
+		return 0;
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (at = 0; at < got; at += ((struct raw_dirent *)(buf + at))->reclen) {
+			const char *name = ((struct raw_dirent *)(buf + at))->name;
+			pid_t pid = owner(name);
+
+			if (pid > 0 && mine(pid, arg) && unlinkat(fd, name, 0) == 0)
+				n++;
+		}
+	close(fd);
+	return n;
+}
+
+static int is_pid(pid_t pid, const void *arg)
+{
+	return pid == *(const pid_t *)arg;
+}
+
 int eb_shmseg_unlink(pid_t pid)
 {
-	DIR *d = opendir("/dev/shm");
-	struct dirent *ent;
-	char prefix[64];
-	int n = 0;
-
-	if (d == NULL)
-		return 0;
-	snprintf(prefix, sizeof(prefix), "%d:%u:", (int)pid, (unsigned)getuid());
-	while ((ent = readdir(d)) != NULL)
-		if (strncmp(ent->d_name, prefix, strlen(prefix)) == 0 &&
-		    unlinkat(dirfd(d), ent->d_name, 0) == 0)
-			n++;
-	closedir(d);
-	return n;
+	return unlink_if(is_pid, &pid);
 }
 
 /* The watch list, fixed in size so that a signal handler can walk it: an entry is written
  * before the count that makes it visible. Ranks that share a host are few. */
 #define MAX_WATCHED 1024
-/* Endpoint indices a signal handler tries per dead peer (it cannot list /dev/shm): a process
- * numbers its shm endpoints from 0, a few per channel and engine. */
-#define MAX_EP 256
 static pid_t watched[MAX_WATCHED];
 static volatile sig_atomic_t nwatched;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static struct sigaction old[3];
 static int handling;
 
-/* Gone, a zombie, or stopped (SIGSTOP, SIGTSTP), async-signal-safe. A stopped peer is what
- * ended the job; its segment stays mapped where it is in use, and nobody will look it up by
- * name again, while the launcher that ends it will not remove it. */
+/* Gone, a zombie, or stopped (SIGSTOP, SIGTSTP). A stopped peer is what ended the job; its
+ * segment stays mapped where it is in use, and nobody will look it up by name again, while the
+ * launcher that ends it will not remove it. */
 static int dead(pid_t pid)
 {
 	return !eb_proc_alive(pid) || eb_proc_state(pid) == 'T';
 }
 
-/* Unlink "/dev/shm/<pid>:<uid>:<n>" for n below MAX_EP, async-signal-safe. */
-static void unlink_each(pid_t pid)
+static int of_this_job(pid_t pid, const void *arg)
 {
-	char path[96] = "/dev/shm/";
-	size_t k = 9, at;
-	unsigned n;
+	int i;
 
-	k += eb_proc_digits(path + k, (unsigned long)pid);
-	path[k++] = ':';
-	k += eb_proc_digits(path + k, (unsigned long)getuid());
-	path[k++] = ':';
-	at = k;
-	for (n = 0; n < MAX_EP; n++) {
-		path[at + eb_proc_digits(path + at, n)] = '\0';
-		unlink(path);
-	}
+	(void)arg;
+	if (pid == getpid())
+		return 1;
+	for (i = 0; i < nwatched; i++)
+		if (watched[i] == pid)
+			return 1;
+	return 0;
 }
 
+/* A launcher ending the job sends this to every rank, and need not wait for their handlers:
+ * Open MPI's mpirun sends SIGKILL to the rest the moment the first one has gone. So the first
+ * rank here to handle it removes the segments of every rank of this host, live ones too (the
+ * job is over: their mappings stay valid and no name is looked up again), and its own (shm's
+ * handler removes shm's; the ones efabench made for stores are not shm's). */
 static void on_signal(int sig)
 {
-	int i, k, saved = errno;
+	int k, saved = errno;
 
-	for (i = 0; i < nwatched; i++)
-		if (dead(watched[i]))
-			unlink_each(watched[i]);
+	unlink_if(of_this_job, NULL);
 	for (k = 0; k < 3; k++) /* then whatever was there (libfabric's, the default) */
 		if (sigs[k] == sig)
 			sigaction(sig, &old[k], NULL);

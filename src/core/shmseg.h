@@ -1,4 +1,5 @@
-/* libfabric shm's segments in /dev/shm, named "<pid>:<uid>:<endpoint>" by 1.17 to 2.x. */
+/* Segments in /dev/shm named "<pid>:<uid>:...": libfabric shm's ("<pid>:<uid>:<endpoint>" by
+ * 1.17 to 2.x, with "_<message>" for its mmap protocol) and efabench's shared buffers. */
 #ifndef EB_CORE_SHMSEG_H
 #define EB_CORE_SHMSEG_H
 
@@ -8,10 +9,10 @@
 /* Unlink this user's segments created by process pid; how many. */
 int eb_shmseg_unlink(pid_t pid);
 
-/* Peers on this host, watched so that this process removes the shm segments of those that
- * died without removing them (killed) or are stopped: at exit, and when SIGTERM, SIGINT or
- * SIGHUP ends it (a launcher ending the job after the kill), before the handler that was
- * there. This process itself is never watched. */
+/* Peers on this host, watched so that this process removes the segments of those that died
+ * without removing them (killed) or are stopped, at exit; and when SIGTERM, SIGINT or SIGHUP
+ * ends it (a launcher ending the job), before the handler that was there, those of every
+ * peer and its own. This process itself is never watched. */
 void eb_shmseg_watch(pid_t pid);
 
 /* What exit does, now: for a way out that runs no exit handlers (MPI_Abort, _exit). */
