@@ -167,6 +167,14 @@ trial() { # name signal np args...
 		done
 		if [ "$launch" != local ] && [ $others = 0 ]; then
 			kill -9 "$pid" 2>/dev/null
+			# mpirun (Open MPI 4.1) has been seen to hang on a lock for good with every rank
+			# gone, its ranks unreaped: ended here, counted with the launcher's waits.
+			for _ in $(seq 100); do
+				kill -0 $job 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -0 $job 2>/dev/null && kill -9 $job &&
+				echo "$name $sig: every rank had gone, the launcher had not exited 10 s later; ended it"
 			if grep -q "Out of bounds values : 0 OK" "$work/out"; then
 				wait $job
 				echo "$name $sig: rank $victim was stopped after its run; its launcher waits for it; not counted"
@@ -221,9 +229,11 @@ trial() { # name signal np args...
 			verdict="rank pid $p left running"
 			kill -9 "$p"
 		fi
-		if [ "$verdict" = ok ] &&
-			[ -n "$(find /dev/shm -maxdepth 1 -name "$p:*" -newer "$work/start" 2>/dev/null)" ]; then
-			verdict="rank pid $p left a /dev/shm segment"
+		left=$(find /dev/shm -maxdepth 1 -name "$p:*" -newer "$work/start" -printf '%f ' 2>/dev/null)
+		if [ "$verdict" = ok ] && [ -n "$left" ]; then
+			verdict="rank pid $p left /dev/shm/${left% } (last written $(stat -c %y "/dev/shm/${left%% *}" |
+				cut -c12-23); signal sent at $(date -d "@$start" +%T.%3N))"
+			rm -f "/dev/shm/$p:"*
 		fi
 	done
 	total=$((total + 1))
