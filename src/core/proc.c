@@ -61,18 +61,29 @@ int eb_proc_alive(pid_t pid)
 	return s != 'Z' && s != 'X';
 }
 
-int eb_proc_exiting(pid_t pid)
+/* Field k (counting from 1, past the state) of /proc/<pid>/stat as a number; 0 if unreadable. */
+static unsigned long long stat_number(pid_t pid, int k)
 {
 	char buf[512];
 	ssize_t n, at = read_stat(pid, buf, sizeof(buf), &n);
-	unsigned long flags = 0;
+	unsigned long long v = 0;
 	int field = 3; /* the state */
 
 	if (at < 0)
 		return 0;
-	for (; at < n && field < 9; at++) /* flags are field 9 */
+	for (; at < n && field < k; at++)
 		field += buf[at] == ' ';
 	for (; at < n && buf[at] >= '0' && buf[at] <= '9'; at++)
-		flags = flags * 10 + (unsigned long)(buf[at] - '0');
-	return field == 9 && (flags & 0x4) != 0; /* PF_EXITING */
+		v = v * 10 + (unsigned long long)(buf[at] - '0');
+	return field == k ? v : 0;
+}
+
+int eb_proc_exiting(pid_t pid)
+{
+	return (stat_number(pid, 9) & 0x4) != 0; /* flags: PF_EXITING */
+}
+
+unsigned long long eb_proc_start(pid_t pid)
+{
+	return stat_number(pid, 22);
 }

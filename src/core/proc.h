@@ -14,6 +14,10 @@ int eb_proc_alive(pid_t pid);
 /* Whether the process is on its way out (PF_EXITING: killed or exiting, not yet a zombie). */
 int eb_proc_exiting(pid_t pid);
 
+/* When the process started (clock ticks after boot), telling it from a later one that got its
+ * pid again; 0 if it is gone. */
+unsigned long long eb_proc_start(pid_t pid);
+
 /* v's decimal digits at p (no terminator), without snprintf; how many. */
 size_t eb_proc_digits(char *p, unsigned long v);
 

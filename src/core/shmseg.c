@@ -73,6 +73,7 @@ int eb_shmseg_unlink(pid_t pid)
  * before the count that makes it visible. Ranks that share a host are few. */
 #define MAX_WATCHED 1024
 static pid_t watched[MAX_WATCHED];
+static unsigned long long started[MAX_WATCHED]; /* each one's start, to know it is still the peer */
 static volatile sig_atomic_t nwatched;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static struct sigaction old[3];
@@ -94,8 +95,9 @@ static int of_this_job(pid_t pid, const void *arg)
 	if (pid == getpid())
 		return 1;
 	for (i = 0; i < nwatched; i++)
-		if (watched[i] == pid)
-			return 1;
+		if (watched[i] ==
+		    pid) /* a live process with a peer's pid is the peer, not a later one */
+			return dead(pid) || eb_proc_start(pid) == started[i];
 	return 0;
 }
 
@@ -142,6 +144,7 @@ void eb_shmseg_watch(pid_t pid)
 		if (watched[i] == pid)
 			return;
 	watched[nwatched] = pid;
+	started[nwatched] = eb_proc_start(pid);
 	nwatched = nwatched + 1;
 	if (handling)
 		return;

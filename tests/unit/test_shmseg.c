@@ -4,6 +4,7 @@
  * Real processes and real segments. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "core/proc.h"
 #include "core/shmseg.h"
 
 #include <fcntl.h>
@@ -93,8 +94,12 @@ int main(void)
 	if (live <= 0 || killed <= 0 || stopped <= 0)
 		return check_done();
 
+	/* A peer told from a later process with its pid by when it started. */
+	CHECK(eb_proc_start(live) != 0 && eb_proc_start(live) >= eb_proc_start(getpid()));
+
 	/* At exit: the killed peer's and the stopped one's go, the live one's stay. */
 	end(killed);
+	CHECK(eb_proc_start(killed) == 0);
 	kill(stopped, SIGSTOP);
 	waitpid(stopped, &st, WUNTRACED);
 	st = rank(killed, stopped, 0, &r);
