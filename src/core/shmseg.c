@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,9 +38,9 @@ static pid_t owner(const char *s)
 	return *s == ':' && uid == (unsigned long)getuid() ? (pid_t)pid : 0;
 }
 
-/* Unlink every segment of this user's whose creator `mine` picks; how many. One pass over
- * /dev/shm, async-signal-safe: no allocation, no stdio. */
-static int unlink_if(int (*mine)(pid_t pid, const void *arg), const void *arg)
+/* fn(dir, name, pid, arg) for every segment of this user's; how many it returned 1 for. One pass
+ * over /dev/shm, async-signal-safe as long as fn is: no allocation, no stdio. */
+static int each_segment(int (*fn)(int dir, const char *name, pid_t pid, void *arg), void *arg)
 {
 	char buf[4096] __attribute__((aligned(8)));
 	int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
@@ -52,10 +53,52 @@ static int unlink_if(int (*mine)(pid_t pid, const void *arg), const void *arg)
 			const char *name = ((struct raw_dirent *)(buf + at))->name;
 			pid_t pid = owner(name);
 
-			if (pid > 0 && mine(pid, arg) && unlinkat(fd, name, 0) == 0)
-				n++;
+			if (pid > 0)
+				n += fn(fd, name, pid, arg);
 		}
 	close(fd);
+	return n;
+}
+
+struct pick {
+	int (*mine)(pid_t pid, const void *arg);
+	const void *arg;
+};
+
+static int unlink_picked(int dir, const char *name, pid_t pid, void *arg)
+{
+	const struct pick *p = arg;
+
+	return p->mine(pid, p->arg) && unlinkat(dir, name, 0) == 0;
+}
+
+/* Unlink every segment of this user's whose creator `mine` picks; how many. */
+static int unlink_if(int (*mine)(pid_t pid, const void *arg), const void *arg)
+{
+	struct pick p = {mine, arg};
+
+	return each_segment(unlink_picked, &p);
+}
+
+static int add_if_gone(int dir, const char *name, pid_t pid, void *arg)
+{
+	uint64_t *sum = arg; /* size, then memory */
+	struct stat st;
+
+	if (eb_proc_alive(pid) || fstatat(dir, name, &st, 0) != 0)
+		return 0;
+	sum[0] += (uint64_t)st.st_size;
+	sum[1] += (uint64_t)st.st_blocks * 512u;
+	return 1;
+}
+
+int eb_shmseg_gone(uint64_t *size, uint64_t *held)
+{
+	uint64_t sum[2] = {0, 0};
+	int n = each_segment(add_if_gone, sum);
+
+	*size = sum[0];
+	*held = sum[1];
 	return n;
 }
 

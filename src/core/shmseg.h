@@ -4,10 +4,16 @@
 #define EB_CORE_SHMSEG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Unlink this user's segments created by process pid; how many. */
 int eb_shmseg_unlink(pid_t pid);
+
+/* This user's segments whose creator is gone (not a process here: killed without removing
+ * them, or one of another pid namespace sharing /dev/shm); how many, their sizes' sum in *size
+ * and the memory they hold (pages written) in *held. */
+int eb_shmseg_gone(uint64_t *size, uint64_t *held);
 
 /* Peers on this host, watched so that this process removes the segments of those that died
  * without removing them (killed) or are stopped, at exit; and when SIGTERM, SIGINT or SIGHUP

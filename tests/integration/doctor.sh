@@ -10,6 +10,8 @@
 #   shmroom   a /dev/shm (a private mount, root) with room for what shm asks before it offers
 #             itself (an endpoint per core) but not for one channel more: the /dev/shm check
 #             FAILs with the measured need; the host's own passes
+#   leftovers in a private /dev/shm (root): a segment of a process that is gone is named with
+#             its size (WARN), a live process's is not; none: PASS
 . "$(dirname "$0")/lib.sh"
 case_=$1
 
@@ -119,6 +121,30 @@ shmroom)
 		"$EFABENCH" "$size" "$ch" && fail "a $size MiB /dev/shm passed $ch channels"
 	grep -Eq "^FAIL  /dev/shm +[0-9]+ MiB free; $ch channels x 1 rank here x [0-9.]+ MiB per endpoint = [0-9]+ MiB: raise it" \
 		"$WORK/out" || fail "the small /dev/shm is not named"
+	;;
+leftovers)
+	[ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || skip "a private /dev/shm needs root"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	sh -c 'exit 0' &
+	gone=$!
+	wait $gone
+	sleep 60 &
+	live=$!
+	# $1: a pid whose segment goes in beside the live one's (none: empty)
+	private() {
+		run_show timeout 120 unshare -m sh -c 'mount -t tmpfs -o size=256m tmpfs /dev/shm &&
+			for p in $1 $2; do head -c 3145728 /dev/zero >"/dev/shm/$p:$(id -u):0"; done &&
+			exec "$0" doctor --timeout 10 --np 1 --provider shm --no-measure' \
+			"$EFABENCH" "$live" "${1:-}"
+	}
+	private || { kill $live; fail "doctor failed in a private /dev/shm"; }
+	grep -Eq "^PASS  shm leftovers +no segment in /dev/shm of a process of yours that is gone" \
+		"$WORK/out" || { kill $live; fail "a live process's segment was counted"; }
+	kill -0 $gone 2>/dev/null && { kill $live; skip "pid $gone was given out again at once"; }
+	private $gone
+	kill $live
+	grep -Eq "^WARN  shm leftovers +1 segment of gone processes \(killed ranks'\): 3\.0 of 3 MiB in memory; when no job of yours runs: rm /dev/shm/<pid>:$(id -u):\*\$" \
+		"$WORK/out" || fail "the gone process's segment is not named"
 	;;
 dryrun)
 	run --np 2 --dry-run || fail "dry run exited $?"

@@ -104,12 +104,13 @@ int main(void)
 	waitpid(stopped, &st, WUNTRACED);
 	st = rank(killed, stopped, 0, &r);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(eb_shmseg_unlink(r) == 1); /* its own stays for its own teardown */
 	CHECK(!exists(killed, uid, "0") && !exists(killed, uid, "1_7"));
 	CHECK(!exists(stopped, uid, "0") && !exists(stopped, uid, "1_7"));
 	st = rank(live, live, 0, &r);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(exists(live, uid, "0") && exists(live, uid, "1_7"));
-	CHECK(eb_shmseg_unlink(r) == 1); /* its own stays for its own teardown */
+	CHECK(eb_shmseg_unlink(r) == 1);
 	end(stopped);
 
 	/* On SIGTERM: both live peers' and its own, not another user's; it dies of SIGTERM. */

@@ -265,7 +265,8 @@ const struct eb_cmd eb_cmd_doctor = {
     .name = "doctor",
     .summary = "pass/fail health check of hosts, NICs, links and GPUs",
     .help = "  every rank checks its host (libfabric, provider, NICs and links, ulimit -l,\n"
-	    "  huge pages) and one rank per host its GPUs (count, NVLinks, nearest NICs, GPU\n"
+	    "  huge pages, /dev/shm's room and segments left there by processes that are\n"
+	    "  gone) and one rank per host its GPUs (count, NVLinks, nearest NICs, GPU\n"
 	    "  memory registration, copy engines between GPU pairs, the GPU<->CPU floor); then\n"
 	    "  every NIC writes to --peers peers in tournament rounds. A NIC slow with every\n"
 	    "  peer FAILs; one slow with some peers WARNs (the peer or the path). One line per\n"

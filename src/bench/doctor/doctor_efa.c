@@ -6,6 +6,7 @@
  * its source against what the instance type comes with (older efa drivers report 100 Gbps on
  * 200 and 400 Gbps NICs). */
 #include "doctor_efa.h"
+#include "core/shmseg.h"
 #include "efabench/chan.h"
 #include "efabench/status.h"
 
@@ -191,6 +192,25 @@ static void check_shm(double seg, const char *prov, int nchan, int host_ranks, s
 		     need > room ? ": raise it (docker --shm-size; efa: --nic-only)" : "");
 }
 
+/* Segments a killed rank left (shm's are 16 MiB and more) hold memory until someone removes
+ * them. Only named here: a process of a container sharing /dev/shm under its own pids looks
+ * gone too. */
+static void check_leftovers(struct eb_checks *s)
+{
+	uint64_t size, held;
+	int n = eb_shmseg_gone(&size, &held);
+
+	if (n == 0)
+		eb_check_add(s, "shm leftovers", EB_PASS, 0, 0,
+			     "no segment in /dev/shm of a process of yours that is gone");
+	else
+		eb_check_add(s, "shm leftovers", EB_WARN, n, 0, /* fits why[152] */
+			     "%d segment%s of gone processes (killed ranks'): %.1f of %.0f MiB in "
+			     "memory; when no job of yours runs: rm /dev/shm/<pid>:%u:*",
+			     n, n == 1 ? "" : "s", (double)held / (1 << 20),
+			     (double)size / (1 << 20), (unsigned)getuid());
+}
+
 /* Each NIC's speed, where it came from, and the instance type's figure. */
 static void check_links(const struct eb_nic *nics, int n, struct eb_checks *s)
 {
@@ -267,6 +287,7 @@ void eb_doctor_efa(const struct eb_opts *o, const char *prov, int single_host, i
 		check_env(s);
 	}
 	check_shm(shm_bytes() - before, prov, nchan > 0 ? nchan : n, host_ranks, s);
+	check_leftovers(s);
 	eb_chan_close(&c);
 	if (efa)
 		check_links(nics, n, s);
