@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-size_t eb_proc_digits(char *p, unsigned long v)
+/* v's decimal digits at p (no terminator), without snprintf; how many. */
+static size_t digits(char *p, unsigned long v)
 {
 	char t[24];
 	size_t n = 0, i;
@@ -28,7 +29,7 @@ static ssize_t read_stat(pid_t pid, char *buf, size_t len, ssize_t *n)
 	ssize_t i, close_paren = -1;
 	int fd;
 
-	k += eb_proc_digits(path + k, (unsigned long)pid);
+	k += digits(path + k, (unsigned long)pid);
 	memcpy(path + k, "/stat", 6);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)

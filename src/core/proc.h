@@ -18,7 +18,4 @@ int eb_proc_exiting(pid_t pid);
  * pid again; 0 if it is gone. */
 unsigned long long eb_proc_start(pid_t pid);
 
-/* v's decimal digits at p (no terminator), without snprintf; how many. */
-size_t eb_proc_digits(char *p, unsigned long v);
-
 #endif

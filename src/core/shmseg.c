@@ -116,7 +116,7 @@ int eb_shmseg_unlink(pid_t pid)
  * before the count that makes it visible. Ranks that share a host are few. */
 #define MAX_WATCHED 1024
 static pid_t watched[MAX_WATCHED];
-static unsigned long long started[MAX_WATCHED]; /* each one's start, to know it is still the peer */
+static unsigned long long started[MAX_WATCHED]; /* when each started (eb_proc_start) */
 static volatile sig_atomic_t nwatched;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static struct sigaction old[3];
@@ -137,9 +137,9 @@ static int of_this_job(pid_t pid, const void *arg)
 	(void)arg;
 	if (pid == getpid())
 		return 1;
+	/* a live process with a peer's pid is that peer, not a later one, if it started then */
 	for (i = 0; i < nwatched; i++)
-		if (watched[i] ==
-		    pid) /* a live process with a peer's pid is the peer, not a later one */
+		if (watched[i] == pid)
 			return dead(pid) || eb_proc_start(pid) == started[i];
 	return 0;
 }
