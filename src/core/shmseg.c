@@ -60,26 +60,6 @@ static int each_segment(int (*fn)(int dir, const char *name, pid_t pid, void *ar
 	return n;
 }
 
-struct pick {
-	int (*mine)(pid_t pid, const void *arg);
-	const void *arg;
-};
-
-static int unlink_picked(int dir, const char *name, pid_t pid, void *arg)
-{
-	const struct pick *p = arg;
-
-	return p->mine(pid, p->arg) && unlinkat(dir, name, 0) == 0;
-}
-
-/* Unlink every segment of this user's whose creator `mine` picks; how many. */
-static int unlink_if(int (*mine)(pid_t pid, const void *arg), const void *arg)
-{
-	struct pick p = {mine, arg};
-
-	return each_segment(unlink_picked, &p);
-}
-
 static int add_if_gone(int dir, const char *name, pid_t pid, void *arg)
 {
 	uint64_t *sum = arg; /* size, then memory */
@@ -102,14 +82,14 @@ int eb_shmseg_gone(uint64_t *size, uint64_t *held)
 	return n;
 }
 
-static int is_pid(pid_t pid, const void *arg)
+static int unlink_of_pid(int dir, const char *name, pid_t pid, void *arg)
 {
-	return pid == *(const pid_t *)arg;
+	return pid == *(const pid_t *)arg && unlinkat(dir, name, 0) == 0;
 }
 
 int eb_shmseg_unlink(pid_t pid)
 {
-	return unlink_if(is_pid, &pid);
+	return each_segment(unlink_of_pid, &pid);
 }
 
 /* The watch list, fixed in size so that a signal handler can walk it: an entry is written
@@ -130,11 +110,10 @@ static int dead(pid_t pid)
 	return !eb_proc_alive(pid) || eb_proc_state(pid) == 'T';
 }
 
-static int of_this_job(pid_t pid, const void *arg)
+static int of_this_job(pid_t pid)
 {
 	int i;
 
-	(void)arg;
 	if (pid == getpid())
 		return 1;
 	/* a live process with a peer's pid is that peer, not a later one, if it started then */
@@ -142,6 +121,12 @@ static int of_this_job(pid_t pid, const void *arg)
 		if (watched[i] == pid)
 			return dead(pid) || eb_proc_start(pid) == started[i];
 	return 0;
+}
+
+static int unlink_of_job(int dir, const char *name, pid_t pid, void *arg)
+{
+	(void)arg;
+	return of_this_job(pid) && unlinkat(dir, name, 0) == 0;
 }
 
 /* A launcher ending the job sends this to every rank, and need not wait for their handlers:
@@ -153,7 +138,7 @@ static void on_signal(int sig)
 {
 	int k, saved = errno;
 
-	unlink_if(of_this_job, NULL);
+	each_segment(unlink_of_job, NULL);
 	for (k = 0; k < 3; k++) /* then whatever was there (libfabric's, the default) */
 		if (sigs[k] == sig)
 			sigaction(sig, &old[k], NULL);
