@@ -112,47 +112,83 @@ static struct eb_stats of_rep(const struct eb_meas *m, int i)
 	return i >= 0 ? m->rep[i].st : (struct eb_stats){0};
 }
 
-/* Bytes over the slowest rank's p50, in GB/s. */
-static void rate(struct eb_rec *r, const char *key, double bytes, double t)
+/* A number of the record, or null where it has no meaning for the row. */
+struct fig {
+	const char *key;
+	double v;
+	int has;
+};
+
+static void put_figs(struct eb_rec *r, const struct fig *f, size_t n)
 {
-	eb_rec_num(r, key, t > 0 ? bytes / t / 1e9 : 0.0);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		eb_rec_num_or_null(r, f[i].key, f[i].v, f[i].has);
 }
 
-/* Rank g's own bytes over its own p50, in GB/s. */
-static double own_rate(double bytes, const struct eb_meas *m, int g)
+/* Bytes over a time, in GB/s (0 where there is no time). */
+static double gbps(double bytes, double t)
 {
-	double t = m->groups[g].st.p50;
-
 	return t > 0 ? bytes / t / 1e9 : 0.0;
 }
 
+/* Rank group g's own figures: its own bytes over its own p50. */
 static void own_item(const struct eb_ctx *c, const struct mstate *st, const struct eb_meas *m,
 		     int g, struct eb_rec *it)
 {
 	struct own w = own_of(st, c->nranks, m->groups[g].rank % c->nranks);
 	int op = m->pt->step;
+	double t = m->groups[g].st.p50;
+	const struct fig f[] = {
+	    {"own_GBps", gbps(own_bytes(st, &w, op), t), 1},
+	    {"own_sel_GBps", gbps(of_op(w.sel, op), t), 1},
+	    {"own_rdma_GBps", gbps(of_op(w.rdma, op), t), 1},
+	    {"own_nvl_GBps", gbps(of_op(w.nvl, op), t), 1},
+	};
 
-	eb_rec_num(it, "own_GBps", own_rate(own_bytes(st, &w, op), m, g));
-	eb_rec_num(it, "own_sel_GBps", own_rate(of_op(w.sel, op), m, g));
-	eb_rec_num(it, "own_rdma_GBps", own_rate(of_op(w.rdma, op), m, g));
-	eb_rec_num(it, "own_nvl_GBps", own_rate(of_op(w.nvl, op), m, g));
+	put_figs(it, f, sizeof(f) / sizeof(f[0]));
 }
 
-/* The figure the peers' tests print, for the rank that prints it there: rank 0 (local rank 0
- * of the first host in normal mode; in ll every rank prints, JSON has them all). */
-static void own_figures(const struct eb_ctx *c, const struct mstate *st, const struct eb_meas *m,
-			struct eb_rec *r)
+/* The figure the peers' tests print, for the rank that prints it there (rank 0: local rank 0
+ * of the first host in normal mode; in ll every rank prints, JSON has them all): its own
+ * bytes over its own p50, or null where no group holds rank 0. */
+static struct fig own_figure(const struct eb_ctx *c, const struct mstate *st,
+			     const struct eb_meas *m)
 {
+	struct own w;
 	int g;
 
 	for (g = 0; g < m->ngroups && m->groups[g].rank % c->nranks != 0; g++)
 		;
-	if (g < m->ngroups) {
-		struct own w = own_of(st, c->nranks, 0);
+	if (g == m->ngroups)
+		return (struct fig){"own_GBps", 0, 0};
+	w = own_of(st, c->nranks, 0);
+	return (struct fig){"own_GBps", gbps(own_bytes(st, &w, m->pt->step), m->groups[g].st.p50),
+			    1};
+}
 
-		eb_rec_num(r, "own_GBps", own_rate(own_bytes(st, &w, m->pt->step), m, g));
-	} else {
-		eb_rec_null(r, "own_GBps");
+/* Every rank group's own record under "ranks": its p50, p99, leg between hosts and own
+ * figures. */
+static void rank_items(const struct eb_ctx *c, const struct mstate *st, const struct eb_meas *m,
+		       int crossed, struct eb_rec *r)
+{
+	int k;
+
+	for (k = 0; k < m->ngroups; k++) {
+		struct eb_rec *it = eb_rec_item(r, "ranks");
+		const struct fig f[] = {
+		    {"p50_us", m->groups[k].st.p50 * 1e6, 1},
+		    {"p99_us", m->groups[k].st.p99 * 1e6, 1},
+		    {"cross_p50_us", m->rep[m->groups[k].rank].span[MOE_SPAN_CROSS].p50 * 1e6,
+		     crossed},
+		};
+
+		if (it == NULL)
+			break;
+		eb_rec_int(it, "rank", m->groups[k].rank);
+		put_figs(it, f, sizeof(f) / sizeof(f[0]));
+		own_item(c, st, m, k, it);
 	}
 }
 
@@ -167,6 +203,8 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	/* The leg's largest p50 over ranks: every rank's leg is over only when that one's is. */
 	double cross_t = leg->slow >= 0 ? m->rep[leg->slow].span[MOE_SPAN_CROSS].p50 : 0;
 	int k, op = m->pt->step, init = m->pt->var, crossed = eb_moe_cross_timed(st, op);
+	/* Same-host stores against the copy engines moving the same bytes (producers only). */
+	int ce = st->have_ce && INIT_PROXIED(init), leg_t = crossed && cross_t > 0;
 
 	totals_of(st, c->nranks, &tt);
 	for (k = 0; k < m->ngroups; k++)
@@ -175,63 +213,64 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		cross += eb_moe_cross_bytes(st, op, k) / c->nranks;
 	if (init == INIT_A2AV)
 		base[op] = t;
-	eb_rec_str(r, "initiator", eb_moe_init_name[init]);
-	eb_rec_str(r, "phase", eb_moe_op_name[op]);
-	eb_rec_num(r, "p50_us", t * 1e6);
-	eb_rec_num(r, "p99_us", slow.p99 * 1e6);
-	eb_rec_num(r, "each_max_p50_us", m->each.p50 * 1e6);
-	eb_rec_num(r, "each_max_p99_us", m->each.p99 * 1e6);
-	eb_rec_num(r, "fastest_p50_us", fast.p50 * 1e6);
-	eb_rec_int(r, "fastest_rank", m->fast >= 0 ? m->fast % c->nranks : 0);
-	eb_rec_int(r, "slowest_rank", m->slow >= 0 ? m->slow % c->nranks : 0);
-	rate(r, "sel_GBps", of_op(tt.sel, op), t);
-	/* Producers count what crosses to other hosts; baselines send to same-host peers through
-	 * the fabric too and count that as well. */
-	rate(r, "fabric_GBps", of_op(tt.fabric[!INIT_PROXIED(init)], op), t);
-	eb_rec_str(r, "fabric_counts", INIT_PROXIED(init) ? "other hosts" : "every other rank");
-	rate(r, "rdma_GBps", of_op(tt.rdma, op), t);
-	rate(r, "nvl_GBps", of_op(tt.nvl, op), t);
-	rate(r, "ncclep_ht_GBps", op == OP_PAIR ? 2 * tt.ncclep : tt.ncclep, t);
-	own_figures(c, st, m, r);
-	/* Same-host stores against the copy engines moving the same bytes (producers only). */
-	eb_rec_num_or_null(r, "intra_GBps", t > 0 ? of_op(st->ce_bytes, op) / t / 1e9 : 0,
-			   st->have_ce && INIT_PROXIED(init));
-	eb_rec_num_or_null(r, "vs_ce", t > 0 ? of_op(st->ce_s, op) / t : 0,
-			   st->have_ce && INIT_PROXIED(init));
-	/* The leg between hosts alone: the slowest rank's median in it, and the largest of any
-	 * rank's, which the leg's rate divides by. */
-	eb_rec_num_or_null(r, "cross_p50_us",
-			   m->slow >= 0 ? m->rep[m->slow].span[MOE_SPAN_CROSS].p50 * 1e6 : 0,
-			   crossed && cross_t > 0);
-	eb_rec_num_or_null(r, "cross_max_p50_us", cross_t * 1e6, crossed && cross_t > 0);
-	eb_rec_num_or_null(r, "cross_GBps", cross_t > 0 ? cross / cross_t / 1e9 : 0,
-			   crossed && cross_t > 0);
-	eb_rec_num_or_null(r, "a2av_p50_us", base[op] * 1e6, base[op] > 0);
-	eb_rec_num_or_null(r, "vs_a2av", base[op] > 0 ? t / base[op] : 0, base[op] > 0);
 	/* The producers' writes as their proxy threads counted them; the a2av's by construction;
 	 * MPI's are its own (null). */
 	if (init == INIT_A2AV)
 		writes = of_op(tt.a2av_writes, op);
-	eb_rec_num_or_null(r, "writes", writes, init != INIT_MPI);
-	eb_rec_num_or_null(r, "mwrites_per_s", t > 0 ? writes / t / 1e6 : 0.0, init != INIT_MPI);
+	eb_rec_str(r, "initiator", eb_moe_init_name[init]);
+	eb_rec_str(r, "phase", eb_moe_op_name[op]);
+	{
+		const struct fig head[] = {
+		    {"p50_us", t * 1e6, 1},
+		    {"p99_us", slow.p99 * 1e6, 1},
+		    {"each_max_p50_us", m->each.p50 * 1e6, 1},
+		    {"each_max_p99_us", m->each.p99 * 1e6, 1},
+		    {"fastest_p50_us", fast.p50 * 1e6, 1},
+		};
+
+		put_figs(r, head, sizeof(head) / sizeof(head[0]));
+	}
+	eb_rec_int(r, "fastest_rank", m->fast >= 0 ? m->fast % c->nranks : 0);
+	eb_rec_int(r, "slowest_rank", m->slow >= 0 ? m->slow % c->nranks : 0);
+	{
+		/* Producers count what crosses to other hosts; baselines send to same-host peers
+		 * through the fabric too and count that as well. */
+		const struct fig f[] = {
+		    {"sel_GBps", gbps(of_op(tt.sel, op), t), 1},
+		    {"fabric_GBps", gbps(of_op(tt.fabric[!INIT_PROXIED(init)], op), t), 1},
+		};
+
+		put_figs(r, f, sizeof(f) / sizeof(f[0]));
+	}
+	eb_rec_str(r, "fabric_counts", INIT_PROXIED(init) ? "other hosts" : "every other rank");
+	{
+		/* The leg between hosts alone: the slowest rank's median in it, and the largest of
+		 * any rank's, which the leg's rate divides by. */
+		const struct fig f[] = {
+		    {"rdma_GBps", gbps(of_op(tt.rdma, op), t), 1},
+		    {"nvl_GBps", gbps(of_op(tt.nvl, op), t), 1},
+		    {"ncclep_ht_GBps", gbps(op == OP_PAIR ? 2 * tt.ncclep : tt.ncclep, t), 1},
+		    own_figure(c, st, m),
+		    {"intra_GBps", gbps(of_op(st->ce_bytes, op), t), ce},
+		    {"vs_ce", t > 0 ? of_op(st->ce_s, op) / t : 0, ce},
+		    {"cross_p50_us",
+		     m->slow >= 0 ? m->rep[m->slow].span[MOE_SPAN_CROSS].p50 * 1e6 : 0, leg_t},
+		    {"cross_max_p50_us", cross_t * 1e6, leg_t},
+		    {"cross_GBps", gbps(cross, cross_t), leg_t},
+		    {"a2av_p50_us", base[op] * 1e6, base[op] > 0},
+		    {"vs_a2av", base[op] > 0 ? t / base[op] : 0, base[op] > 0},
+		    {"writes", writes, init != INIT_MPI},
+		    {"mwrites_per_s", t > 0 ? writes / t / 1e6 : 0.0, init != INIT_MPI},
+		};
+
+		put_figs(r, f, sizeof(f) / sizeof(f[0]));
+	}
 	eb_rec_int(r, "producers",
 		   !INIT_PROXIED(init) ? 0
 		   : init == INIT_GPU  ? st->blocks
 				       : eb_moe_cpu_producers(st));
 	eb_rec_int(r, "wrong", (long long)m->wrong);
-	for (k = 0; k < m->ngroups; k++) {
-		struct eb_rec *it = eb_rec_item(r, "ranks");
-
-		if (it == NULL)
-			break;
-		eb_rec_int(it, "rank", m->groups[k].rank);
-		eb_rec_num(it, "p50_us", m->groups[k].st.p50 * 1e6);
-		eb_rec_num(it, "p99_us", m->groups[k].st.p99 * 1e6);
-		eb_rec_num_or_null(it, "cross_p50_us",
-				   m->rep[m->groups[k].rank].span[MOE_SPAN_CROSS].p50 * 1e6,
-				   crossed);
-		own_item(c, st, m, k, it);
-	}
+	rank_items(c, st, m, crossed, r);
 }
 
 /* clang-format off */
