@@ -340,6 +340,6 @@ void eb_moe_landing(const struct eb_ctx *c, size_t *off, size_t *len)
 
 	*len = 0;
 	for (w = 0; w < c->nranks; w++)
-		*len += eb_moe_flow(&st->plan, &st->rt, op, 0, w, c->rank).bytes;
+		*len += st->plan.leg[op][0].in[w].bytes;
 	*off = st->plan.in_off[op][0];
 }

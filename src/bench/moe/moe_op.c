@@ -340,8 +340,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 	for (s = 0; s < c->nranks; s++)
 		if (s != c->rank)
 			st->expect[word * c->nranks + s] +=
-			    (uint64_t)eb_moe_flow(&st->plan, &st->rt, which, leg, s, c->rank)
-				.items +
+			    (uint64_t)st->plan.leg[which][leg].in[s].items +
 			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
 	rc = launch(c, st, which, leg);
 	if (rc != EB_OK)
@@ -392,7 +391,7 @@ static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		int p = (c->rank + k) % c->nranks;
 		int64_t a = g->off[p], b = g->off[p + 1];
 		uint64_t bytes = b > a ? g->packed[b - 1] + g->len[b - 1] - g->packed[a] : 0;
-		uint64_t in = eb_moe_flow(&st->plan, &st->rt, which, leg, p, c->rank).bytes;
+		uint64_t in = g->in[p].bytes;
 		struct eb_xfer *xs;
 
 		if (p == c->rank) { /* its own block, contiguous as every other: one copy */

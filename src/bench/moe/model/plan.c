@@ -410,11 +410,11 @@ static int leg_alloc(struct eb_moe_leg *g, int ranks)
 {
 	size_t n = (size_t)(g->items > 0 ? g->items : 1), r = (size_t)(g->refs > 0 ? g->refs : 1);
 
-	g->block = eb_arrays(&g->off, (size_t)ranks + 1, sizeof(*g->off), &g->src, n,
-			     sizeof(*g->src), &g->packed, n, sizeof(*g->packed), &g->len, n,
-			     sizeof(*g->len), &g->dst, n, sizeof(*g->dst), &g->rows, n,
-			     sizeof(*g->rows), &g->first, n, sizeof(*g->first), &g->row_at, r,
-			     sizeof(*g->row_at), &g->row_w, r, sizeof(*g->row_w), NULL);
+	g->block = eb_arrays(
+	    &g->off, (size_t)ranks + 1, sizeof(*g->off), &g->src, n, sizeof(*g->src), &g->packed, n,
+	    sizeof(*g->packed), &g->len, n, sizeof(*g->len), &g->dst, n, sizeof(*g->dst), &g->rows,
+	    n, sizeof(*g->rows), &g->first, n, sizeof(*g->first), &g->row_at, r, sizeof(*g->row_at),
+	    &g->row_w, r, sizeof(*g->row_w), &g->in, (size_t)ranks, sizeof(*g->in), NULL);
 	return g->block != NULL ? EB_OK : EB_ENOMEM;
 }
 
@@ -471,8 +471,10 @@ static int build_leg(struct eb_moe_plan *p, const struct eb_route *rt, int op, i
 		g->nitems[p->path[d]] += want.items;
 	}
 	g->off[p->ranks] = g->items;
-	for (d = 0; d < p->ranks; d++)
+	for (d = 0; d < p->ranks; d++) {
 		place(g, d, &packed);
+		g->in[d] = eb_moe_flow(p, rt, op, leg, d, p->rank);
+	}
 	g->same = op == 0 ? p->tok_bytes : p->out_bytes;
 	for (d = 0; d < g->items; d++)
 		if (g->len[d] != g->same)

@@ -35,6 +35,12 @@
 enum { EB_MOE_RANK, EB_MOE_LL, EB_MOE_NORMAL };	     /* modes */
 enum { EB_PATH_OWN, EB_PATH_INTRA, EB_PATH_FABRIC }; /* how a destination is reached */
 
+/* Items and bytes, of a leg between two ranks. */
+struct eb_moe_flow {
+	int64_t items;
+	uint64_t bytes;
+};
+
 /* What one leg of an op moves from this rank: items grouped by destination rank, items
  * [off[d], off[d + 1]) going to d, their destinations contiguous in the same order. An item
  * is a copy of len bytes from src, or (rows > 0) the weighted sum of `rows` bf16 rows of len
@@ -56,6 +62,9 @@ struct eb_moe_leg {
 	/* What this rank moves, by path (EB_PATH_*): bytes and items. */
 	uint64_t bytes[3];
 	int64_t nitems[3];
+	/* [ranks] what each rank sends this one in the leg (eb_moe_flow's), kept so that an
+	 * iteration counts what it awaits without asking the routing again. */
+	struct eb_moe_flow *in;
 };
 
 /* A token landed here (dispatch), and a row summed on its way to the token's home: both are
@@ -101,10 +110,6 @@ struct eb_moe_plan {
 
 /* Items and bytes rank `from` sends rank `to` in a leg of a op, from the routing alone
  * (every rank computes it alike; the builder checks its own items against it). */
-struct eb_moe_flow {
-	int64_t items;
-	uint64_t bytes;
-};
 struct eb_moe_flow eb_moe_flow(const struct eb_moe_plan *p, const struct eb_route *rt, int op,
 			       int leg, int from, int to);
 
