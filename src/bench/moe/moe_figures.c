@@ -244,8 +244,6 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	}
 	eb_rec_str(r, "fabric_counts", INIT_PROXIED(init) ? "other hosts" : "every other rank");
 	{
-		/* The leg between hosts alone: the slowest rank's median in it, and the largest of
-		 * any rank's, which the leg's rate divides by. */
 		const struct fig f[] = {
 		    {"rdma_GBps", gbps(of_op(tt.rdma, op), t), 1},
 		    {"nvl_GBps", gbps(of_op(tt.nvl, op), t), 1},
@@ -253,6 +251,8 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 		    own_figure(c, st, m),
 		    {"intra_GBps", gbps(of_op(st->ce_bytes, op), t), ce},
 		    {"vs_ce", t > 0 ? of_op(st->ce_s, op) / t : 0, ce},
+		    /* The leg between hosts alone: the slowest rank's median in it, and the
+		     * largest of any rank's, which the leg's rate divides by. */
 		    {"cross_p50_us",
 		     m->slow >= 0 ? m->rep[m->slow].span[MOE_SPAN_CROSS].p50 * 1e6 : 0, leg_t},
 		    {"cross_max_p50_us", cross_t * 1e6, leg_t},
