@@ -86,22 +86,39 @@ static int cpu_phase(struct eb_ctx *c, struct pstate *st, long n, double *sample
 	return EB_OK;
 }
 
+/* The calling thread onto the proxy thread's CPU (while that thread is not running): where it
+ * ran before, for eb_px_back, or NULL where it stays as it is. */
+void *eb_px_to_proxy_cpu(const struct pstate *st)
+{
+	cpu_set_t *was, one;
+
+	if (st->cpu < 0 || (was = malloc(sizeof(*was))) == NULL)
+		return NULL;
+	CPU_ZERO(&one);
+	CPU_SET(st->cpu, &one);
+	if (sched_getaffinity(0, sizeof(*was), was) == 0 &&
+	    sched_setaffinity(0, sizeof(one), &one) == 0)
+		return was;
+	free(was);
+	return NULL;
+}
+
+void eb_px_back(void *was)
+{
+	if (was != NULL)
+		(void)sched_setaffinity(0, sizeof(cpu_set_t), was);
+	free(was);
+}
+
 /* The CPU posts (and a target progresses) from the proxy thread's CPU: on shm every write
  * passes a lock between the two ranks' threads, and what that costs depends on which two
  * cores hold it (4 KiB writes of unpinned threads: 15.7-22.5 Gbps between runs on one host).
  * The ratio to the proxy should not. */
 int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 {
-	cpu_set_t was, one;
-	int moved = 0, rc;
+	void *was = eb_px_to_proxy_cpu(st);
+	int rc = cpu_phase(c, st, n, samples);
 
-	if (st->cpu >= 0 && sched_getaffinity(0, sizeof(was), &was) == 0) {
-		CPU_ZERO(&one);
-		CPU_SET(st->cpu, &one);
-		moved = sched_setaffinity(0, sizeof(one), &one) == 0;
-	}
-	rc = cpu_phase(c, st, n, samples);
-	if (moved)
-		(void)sched_setaffinity(0, sizeof(was), &was);
+	eb_px_back(was);
 	return rc;
 }

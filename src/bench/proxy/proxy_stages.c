@@ -34,11 +34,16 @@ static uint64_t id_of(uint32_t peer, uint32_t sample)
 
 int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which)
 {
+	void *was;
 	int rc;
 
 	if (c->o->stages_every == 0 || eb_px_opts(c)->on_cpu || c->rank != 0)
 		return EB_OK;
+	/* On the CPU that stamps "seen" (free before the thread starts and after it stops): the
+	 * ping-pong's echo there is the path the proxy thread's reads take. */
+	was = eb_px_to_proxy_cpu(st);
 	rc = eb_gpu_clock_mark(&st->gpu_clk, which, c->o->fab.timeout_s);
+	eb_px_back(was);
 	if (rc == EB_OK && (which == 0 || st->gpu_clk.unc_ns > c->gpu_clock_unc_ns))
 		c->gpu_clock_unc_ns = st->gpu_clk.unc_ns;
 	return rc;
