@@ -39,8 +39,8 @@ int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which)
 
 	if (c->o->stages_every == 0 || eb_px_opts(c)->on_cpu || c->rank != 0)
 		return EB_OK;
-	/* On the CPU that stamps "seen" (free before the thread starts and after it stops): the
-	 * ping-pong's echo there is the path the proxy thread's reads take. */
+	/* On the CPU that stamps "seen" (free before the thread starts and after it stops), as
+	 * queue measures on its consumer's: the two figures are compared. */
 	was = eb_px_to_proxy_cpu(st);
 	rc = eb_gpu_clock_mark(&st->gpu_clk, which, c->o->fab.timeout_s);
 	eb_px_back(was);
