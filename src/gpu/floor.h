@@ -11,8 +11,9 @@
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
 /* The current GPU's clock (%globaltimer) against the host's CLOCK_MONOTONIC: *off_ns to add
- * to a GPU time for the host's, within *unc_ns (half the shortest of a few hundred round
- * trips, the host's echo taken as their middle). EB_ENOTSUP without CUDA. */
+ * to a GPU time for the host's (each round trip's host echo taken as its middle; the median
+ * over the shortest quarter of 2,048 trips), within *unc_ns (half the longest trip of that
+ * quarter). EB_ENOTSUP without CUDA. */
 int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns);
 
 /* A GPU's clock on the host's as a line through two measurements, before (0) and after (1) a
