@@ -99,6 +99,11 @@ int eb_topo_helper_cpu(int local_rank);
 
 /* The calling thread on CPU `cpu` alone: 0, or the error pthread_setaffinity_np gave. */
 int eb_topo_pin_thread(int cpu);
+/* The same, keeping where the thread ran: *was for eb_topo_thread_back (NULL when the thread
+ * was not moved); 0, or the error that kept it where it was. */
+int eb_topo_move_thread(int cpu, void **was);
+/* The thread back where eb_topo_move_thread found it; was freed (NULL: nothing to do). */
+void eb_topo_thread_back(void *was);
 
 /* The memory this host can give new allocations without swapping: /proc/meminfo's
  * MemAvailable, in bytes (0 when unknown). */

@@ -513,6 +513,28 @@ int eb_topo_pin_thread(int cpu)
 	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
+int eb_topo_move_thread(int cpu, void **was)
+{
+	cpu_set_t *set = malloc(sizeof(*set));
+	int rc = set == NULL ? ENOMEM : pthread_getaffinity_np(pthread_self(), sizeof(*set), set);
+
+	if (rc == 0)
+		rc = eb_topo_pin_thread(cpu);
+	if (rc != 0) {
+		free(set);
+		set = NULL;
+	}
+	*was = set;
+	return rc;
+}
+
+void eb_topo_thread_back(void *was)
+{
+	if (was != NULL)
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), was);
+	free(was);
+}
+
 /* One --cpu-map entry at s: "N" or "N-M"; *end after it. */
 static int map_range(const char *s, const char **end, long *lo, long *hi)
 {

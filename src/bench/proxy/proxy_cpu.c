@@ -1,12 +1,10 @@
-#define _GNU_SOURCE /* sched_setaffinity */
+#define _GNU_SOURCE /* cpu_set_t in efabench/topo.h */
 #include "proxy_state.h"
 #include "efabench/status.h"
 #include "efabench/topo.h"
 #include "core/clock.h"
 #include "core/log.h"
 
-#include <sched.h>
-#include <stdlib.h>
 
 /* ---- CPU-initiated writes ---- */
 
@@ -86,28 +84,15 @@ static int cpu_phase(struct eb_ctx *c, struct pstate *st, long n, double *sample
 	return EB_OK;
 }
 
-/* The calling thread onto the proxy thread's CPU (while that thread is not running): where it
- * ran before, for eb_px_back, or NULL where it stays as it is. */
+/* The calling thread onto the proxy thread's CPU while that thread is not running (where it
+ * cannot move, it runs where it is): what eb_topo_thread_back needs to put it back. */
 void *eb_px_to_proxy_cpu(const struct pstate *st)
 {
-	cpu_set_t *was, one;
+	void *was = NULL;
 
-	if (st->cpu < 0 || (was = malloc(sizeof(*was))) == NULL)
-		return NULL;
-	CPU_ZERO(&one);
-	CPU_SET(st->cpu, &one);
-	if (sched_getaffinity(0, sizeof(*was), was) == 0 &&
-	    sched_setaffinity(0, sizeof(one), &one) == 0)
-		return was;
-	free(was);
-	return NULL;
-}
-
-void eb_px_back(void *was)
-{
-	if (was != NULL)
-		(void)sched_setaffinity(0, sizeof(cpu_set_t), was);
-	free(was);
+	if (st->cpu >= 0)
+		(void)eb_topo_move_thread(st->cpu, &was);
+	return was;
 }
 
 /* The CPU posts (and a target progresses) from the proxy thread's CPU: on shm every write
@@ -119,6 +104,6 @@ int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples)
 	void *was = eb_px_to_proxy_cpu(st);
 	int rc = cpu_phase(c, st, n, samples);
 
-	eb_px_back(was);
+	eb_topo_thread_back(was);
 	return rc;
 }

@@ -3,8 +3,10 @@
  * the proxy thread's seen, posted and done) and the target's arrivals, handed to the schedule
  * after each timed phase on the host's clock (a GPU producer's through the GPU clock's offset,
  * measured before and after the phase). */
+#define _GNU_SOURCE /* cpu_set_t in efabench/topo.h */
 #include "proxy_state.h"
 #include "efabench/status.h"
+#include "efabench/topo.h"
 #include "core/clock.h"
 #include "gpu/floor.h"
 
@@ -43,7 +45,7 @@ int eb_px_gpu_clock(struct eb_ctx *c, struct pstate *st, int which)
 	 * queue measures on its consumer's: the two figures are compared. */
 	was = eb_px_to_proxy_cpu(st);
 	rc = eb_gpu_clock_mark(&st->gpu_clk, which, c->o->fab.timeout_s);
-	eb_px_back(was);
+	eb_topo_thread_back(was);
 	if (rc == EB_OK && (which == 0 || st->gpu_clk.unc_ns > c->gpu_clock_unc_ns))
 		c->gpu_clock_unc_ns = st->gpu_clk.unc_ns;
 	return rc;

@@ -93,9 +93,8 @@ const struct eb_payload *eb_px_landing(struct eb_ctx *c, size_t *off, size_t *le
 /* A phase of CPU-initiated writes, either side (proxy_cpu.c). */
 int eb_px_cpu_run(struct eb_ctx *c, struct pstate *st, long n, double *samples);
 /* The calling thread onto the proxy thread's CPU while that thread is not running; what
- * eb_px_back needs to put it back (NULL: it was not moved). */
+ * eb_topo_thread_back (efabench/topo.h) needs to put it back (NULL: it was not moved). */
 void *eb_px_to_proxy_cpu(const struct pstate *st);
-void eb_px_back(void *was);
 /* A phase through the proxy: rank 0's producers and their puts, a target's signals
  * (proxy_produce.c). */
 int eb_px_init(struct eb_ctx *c, struct pstate *st, long n, double *samples);

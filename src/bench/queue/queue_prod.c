@@ -270,7 +270,6 @@ void eb_q_free_flags(struct qctx *c)
 
 int eb_q_pin_consumer(struct qpin *p, int want, int user_bound)
 {
-	cpu_set_t *was;
 	int rc;
 
 	*p = (struct qpin){.cpu = -1};
@@ -284,27 +283,17 @@ int eb_q_pin_consumer(struct qpin *p, int want, int user_bound)
 		snprintf(p->why, sizeof(p->why), "the CPU mask is unreadable");
 		return EB_OK;
 	}
-	was = malloc(sizeof(*was));
-	if (was == NULL || pthread_getaffinity_np(pthread_self(), sizeof(*was), was) != 0) {
-		eb_err("cannot read the consumer thread's CPU mask");
-		free(was);
-		return EB_ESYS;
-	}
-	rc = eb_topo_pin_thread(p->cpu);
+	rc = eb_topo_move_thread(p->cpu, &p->was);
 	if (rc != 0) {
 		eb_err("cannot run the consumer thread on CPU %d: %s", p->cpu, strerror(rc));
-		free(was);
 		return EB_ESYS;
 	}
-	p->was = was;
 	snprintf(p->why, sizeof(p->why), "%s", want >= 0 ? "--consumer-cpu" : "auto");
 	return EB_OK;
 }
 
 void eb_q_unpin_consumer(struct qpin *p)
 {
-	if (p->was != NULL)
-		(void)pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), p->was);
-	free(p->was);
+	eb_topo_thread_back(p->was);
 	p->was = NULL;
 }
