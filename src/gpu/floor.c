@@ -123,8 +123,7 @@ int eb_floor_samples(int on_gpu, long n, double timeout_s, double *samples)
 /* The clock's ping-pong: CLOCK_TRIPS round trips, of which the shortest quarter place the
  * offset. One trip's offset (the host's stamp against the middle of the GPU's two) is off by
  * at most half its round trip. The shortest trip alone moved the offset by 0.3-0.6 us in the
- * runs where a rare far shorter trip came; the median of the shortest 512 of 2,048 does not
- * hang on one trip. */
+ * runs where a rare far shorter trip came; 512 trips of 2,048 do not hang on one trip. */
 #define CLOCK_TRIPS 2048
 #define CLOCK_KEPT  (CLOCK_TRIPS / 4)
 
@@ -149,7 +148,7 @@ static int echo_at(struct words *w, int iters, double timeout_s, uint64_t *h)
 }
 
 struct trip {
-	double rtt, off;
+	double rtt, off, at;
 };
 
 static int by_rtt(const void *a, const void *b)
@@ -159,33 +158,35 @@ static int by_rtt(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int by_off(const void *a, const void *b)
+/* The offset of the shortest quarter of the trips (g: GPU stamps as each ping left, then as
+ * each pong came back; h: the host's echoes), within half the quarter's longest trip: every
+ * one of those trips' offsets is that close to the true one, so their mean is too. The two
+ * clocks drift apart by up to 0.2 us over the 2,048 trips, and the short trips fall anywhere
+ * among them: the mean offset is the offset at the mean of their echoes' times (exactly, for
+ * a steady drift), so that time is where it is placed, not the ping-pong's end. */
+static void place_clock(const uint64_t *g, const uint64_t *h, struct trip *t,
+			struct eb_clock_point *p)
 {
-	double x = ((const struct trip *)a)->off, y = ((const struct trip *)b)->off;
-
-	return (x > y) - (x < y);
-}
-
-/* The median offset of the shortest quarter of the trips (g: GPU stamps as each ping left,
- * then as each pong came back; h: the host's echoes), within half the quarter's longest trip:
- * every one of those trips' offsets is that close to the true one, so their median is too. */
-static void place_clock(const uint64_t *g, const uint64_t *h, struct trip *t, double *off_ns,
-			double *unc_ns)
-{
+	double off = 0, at = 0, h0 = (double)h[0];
 	int i;
 
 	for (i = 0; i < CLOCK_TRIPS; i++) {
 		t[i].rtt = (double)(g[CLOCK_TRIPS + i] - g[i]);
 		t[i].off = (double)h[i] - ((double)g[i] + t[i].rtt / 2);
+		t[i].at = (double)h[i] - h0; /* small numbers: the sums keep their nanoseconds */
 	}
 	qsort(t, CLOCK_TRIPS, sizeof(*t), by_rtt);
-	*unc_ns = t[CLOCK_KEPT - 1].rtt / 2;
-	qsort(t, CLOCK_KEPT, sizeof(*t), by_off);
-	*off_ns = (t[CLOCK_KEPT / 2 - 1].off + t[CLOCK_KEPT / 2].off) / 2;
+	for (i = 0; i < CLOCK_KEPT; i++) {
+		off += t[i].off;
+		at += t[i].at;
+	}
+	p->off_ns = off / CLOCK_KEPT;
+	p->at_ns = h0 + at / CLOCK_KEPT;
+	p->unc_ns = t[CLOCK_KEPT - 1].rtt / 2;
 }
 #endif
 
-int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns)
+int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p)
 {
 #ifdef EB_HAVE_CUDA
 	struct words *hw, *dw = NULL;
@@ -209,7 +210,7 @@ int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns)
 	if (hw != NULL && g != NULL && eb_fk_wait() != EB_OK && rc == EB_OK)
 		rc = EB_ESYS;
 	if (rc == EB_OK)
-		place_clock(g, h, t, off_ns, unc_ns);
+		place_clock(g, h, t, p);
 	eb_fk_free_mapped(g);
 	eb_fk_free_mapped(hw);
 	free(t);
@@ -217,23 +218,25 @@ int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns)
 	return rc;
 #else
 	(void)timeout_s;
-	*off_ns = *unc_ns = 0;
+	memset(p, 0, sizeof(*p));
 	return EB_ENOTSUP;
 #endif
 }
 
 int eb_gpu_clock_mark(struct eb_gpu_clock *k, int which, double timeout_s)
 {
-	double off, unc;
-	int rc = eb_floor_gpu_clock(timeout_s, &off, &unc);
+	struct eb_clock_point p;
+	int rc = eb_floor_gpu_clock(timeout_s, &p);
 
 	if (rc != EB_OK)
 		return rc;
-	k->at[which] = (double)eb_now_ns();
-	k->off[which] = off;
+	k->at[which] = p.at_ns;
+	k->off[which] = p.off_ns;
 	if (which == 0)
 		k->at[1] = 0;
-	k->unc_ns = which == 0 || unc > k->unc_ns ? unc : k->unc_ns;
+	k->unc_ns = which == 0 || p.unc_ns > k->unc_ns ? p.unc_ns : k->unc_ns;
+	eb_dbg("GPU clock %d: offset %.1f ns at %.0f ns, within %.1f ns", which, p.off_ns, p.at_ns,
+	       p.unc_ns);
 	return EB_OK;
 }
 

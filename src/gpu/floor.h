@@ -10,11 +10,17 @@
  * memory; 0, a CPU thread does. 0 or a negative status after one line. */
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
-/* The current GPU's clock (%globaltimer) against the host's CLOCK_MONOTONIC: *off_ns to add
- * to a GPU time for the host's (each round trip's host echo taken as its middle; the median
- * over the shortest quarter of 2,048 trips), within *unc_ns (half the longest trip of that
- * quarter). EB_ENOTSUP without CUDA. */
-int eb_floor_gpu_clock(double timeout_s, double *off_ns, double *unc_ns);
+/* One measurement of a GPU's clock against the host's. */
+struct eb_clock_point {
+	double off_ns; /* to add to a GPU time (%globaltimer) for the host's CLOCK_MONOTONIC */
+	double at_ns;  /* the host time that offset holds at */
+	double unc_ns; /* how far the offset may be off */
+};
+
+/* The current GPU's clock against the host's: each round trip's host echo taken as its middle,
+ * the mean over the shortest quarter of 2,048 trips placed at the mean time of their echoes,
+ * within half the longest trip of that quarter. EB_ENOTSUP without CUDA. */
+int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p);
 
 /* A GPU's clock on the host's as a line through two measurements, before (0) and after (1) a
  * run: the two drift apart by microseconds per second. */
