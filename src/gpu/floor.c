@@ -7,6 +7,8 @@
 #include "floor_kernel.h"
 #endif
 
+#include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +127,52 @@ int eb_floor_samples(int on_gpu, long n, double timeout_s, double *samples)
  * at most half its round trip. The shortest trip alone moved the offset by 0.3-0.6 us in the
  * runs where a rare far shorter trip came; 512 trips of 2,048 do not hang on one trip. */
 #define CLOCK_TRIPS 2048
-#define CLOCK_KEPT  (CLOCK_TRIPS / 4)
+
+struct trip {
+	double rtt, off, at;
+};
+
+static int by_rtt(const void *a, const void *b)
+{
+	double x = ((const struct trip *)a)->rtt, y = ((const struct trip *)b)->rtt;
+
+	return (x > y) - (x < y);
+}
+
+/* Every kept trip's offset is within half its round trip of the true one, so their mean is
+ * too. The two clocks drift apart by up to 0.2 us over 2,048 trips, and the short trips fall
+ * anywhere among them: the mean offset is the offset at the mean of their echoes' times
+ * (exactly, for a steady drift), so that time is where it is placed, not the ping-pong's end.
+ * Each trip's offset and time are kept as differences from the first trip's, small enough for
+ * a double. */
+int eb_clock_place(const uint64_t *sent, const uint64_t *back, const uint64_t *echo, int n,
+		   struct eb_clock_point *p)
+{
+	struct trip *t = malloc(sizeof(*t) * (size_t)(n > 0 ? n : 1));
+	int64_t off0 = (int64_t)(echo[0] - sent[0]);
+	int i, kept = n / 4 > 0 ? n / 4 : 1;
+	double off = 0, at = 0;
+
+	if (t == NULL) {
+		eb_err("out of memory for the GPU clock's %d round trips", n);
+		return EB_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		t[i].rtt = (double)(back[i] - sent[i]);
+		t[i].off = (double)((int64_t)(echo[i] - sent[i]) - off0) - t[i].rtt / 2;
+		t[i].at = (double)(echo[i] - echo[0]);
+	}
+	qsort(t, (size_t)n, sizeof(*t), by_rtt);
+	for (i = 0; i < kept; i++) {
+		off += t[i].off;
+		at += t[i].at;
+	}
+	p->off_ns = off0 + llround(off / kept);
+	p->at_ns = (int64_t)echo[0] + llround(at / kept);
+	p->unc_ns = t[kept - 1].rtt / 2;
+	free(t);
+	return EB_OK;
+}
 
 #ifdef EB_HAVE_CUDA
 /* The host's side of the clock ping-pong: each ping echoed, the host's time kept. */
@@ -147,43 +194,6 @@ static int echo_at(struct words *w, int iters, double timeout_s, uint64_t *h)
 	return EB_OK;
 }
 
-struct trip {
-	double rtt, off, at;
-};
-
-static int by_rtt(const void *a, const void *b)
-{
-	double x = ((const struct trip *)a)->rtt, y = ((const struct trip *)b)->rtt;
-
-	return (x > y) - (x < y);
-}
-
-/* The offset of the shortest quarter of the trips (g: GPU stamps as each ping left, then as
- * each pong came back; h: the host's echoes), within half the quarter's longest trip: every
- * one of those trips' offsets is that close to the true one, so their mean is too. The two
- * clocks drift apart by up to 0.2 us over the 2,048 trips, and the short trips fall anywhere
- * among them: the mean offset is the offset at the mean of their echoes' times (exactly, for
- * a steady drift), so that time is where it is placed, not the ping-pong's end. */
-static void place_clock(const uint64_t *g, const uint64_t *h, struct trip *t,
-			struct eb_clock_point *p)
-{
-	double off = 0, at = 0, h0 = (double)h[0];
-	int i;
-
-	for (i = 0; i < CLOCK_TRIPS; i++) {
-		t[i].rtt = (double)(g[CLOCK_TRIPS + i] - g[i]);
-		t[i].off = (double)h[i] - ((double)g[i] + t[i].rtt / 2);
-		t[i].at = (double)h[i] - h0; /* small numbers: the sums keep their nanoseconds */
-	}
-	qsort(t, CLOCK_TRIPS, sizeof(*t), by_rtt);
-	for (i = 0; i < CLOCK_KEPT; i++) {
-		off += t[i].off;
-		at += t[i].at;
-	}
-	p->off_ns = off / CLOCK_KEPT;
-	p->at_ns = h0 + at / CLOCK_KEPT;
-	p->unc_ns = t[CLOCK_KEPT - 1].rtt / 2;
-}
 #endif
 
 int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p)
@@ -191,13 +201,10 @@ int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p)
 #ifdef EB_HAVE_CUDA
 	struct words *hw, *dw = NULL;
 	uint64_t *g, *dg = NULL, *h = malloc(sizeof(*h) * CLOCK_TRIPS);
-	struct trip *t = malloc(sizeof(*t) * CLOCK_TRIPS);
 	int rc = EB_ESYS;
 
-	if (h == NULL || t == NULL) {
+	if (h == NULL) {
 		eb_err("out of memory for the GPU clock's %d round trips", CLOCK_TRIPS);
-		free(h);
-		free(t);
 		return EB_ENOMEM;
 	}
 	hw = eb_fk_alloc_mapped(sizeof(*hw), (void **)&dw);
@@ -210,10 +217,9 @@ int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p)
 	if (hw != NULL && g != NULL && eb_fk_wait() != EB_OK && rc == EB_OK)
 		rc = EB_ESYS;
 	if (rc == EB_OK)
-		place_clock(g, h, t, p);
+		rc = eb_clock_place(g, g + CLOCK_TRIPS, h, CLOCK_TRIPS, p);
 	eb_fk_free_mapped(g);
 	eb_fk_free_mapped(hw);
-	free(t);
 	free(h);
 	return rc;
 #else
@@ -235,16 +241,18 @@ int eb_gpu_clock_mark(struct eb_gpu_clock *k, int which, double timeout_s)
 	if (which == 0)
 		k->at[1] = 0;
 	k->unc_ns = which == 0 || p.unc_ns > k->unc_ns ? p.unc_ns : k->unc_ns;
-	eb_dbg("GPU clock %d: offset %.1f ns at %.0f ns, within %.1f ns", which, p.off_ns, p.at_ns,
-	       p.unc_ns);
+	eb_dbg("GPU clock %d: offset %" PRId64 " ns at %" PRId64 " ns, within %.1f ns", which,
+	       p.off_ns, p.at_ns, p.unc_ns);
 	return EB_OK;
 }
 
 uint64_t eb_gpu_clock_host(const struct eb_gpu_clock *k, uint64_t t)
 {
-	double h = (double)t + k->off[0], span = k->at[1] - k->at[0];
+	int64_t h = (int64_t)t + k->off[0], span = k->at[1] - k->at[0];
 
+	/* The drift's share: small offsets' difference over the run's span, in a double. */
 	if (span > 0)
-		h += (k->off[1] - k->off[0]) * (h - k->at[0]) / span;
+		h += llround((double)(k->off[1] - k->off[0]) * (double)(h - k->at[0]) /
+			     (double)span);
 	return (uint64_t)h;
 }

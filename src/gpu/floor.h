@@ -10,11 +10,13 @@
  * memory; 0, a CPU thread does. 0 or a negative status after one line. */
 int eb_floor_measure(int on_gpu, int iters, double timeout_s, double *rtt_ns);
 
-/* One measurement of a GPU's clock against the host's. */
+/* One measurement of a GPU's clock against the host's. The clocks count nanoseconds from far
+ * apart (%globaltimer from 1970, CLOCK_MONOTONIC from boot): offsets and times stay integers,
+ * as a double near 1.7e18 holds only every 256th nanosecond. */
 struct eb_clock_point {
-	double off_ns; /* to add to a GPU time (%globaltimer) for the host's CLOCK_MONOTONIC */
-	double at_ns;  /* the host time that offset holds at */
-	double unc_ns; /* how far the offset may be off */
+	int64_t off_ns; /* to add to a GPU time (%globaltimer) for the host's CLOCK_MONOTONIC */
+	int64_t at_ns;	/* the host time that offset holds at */
+	double unc_ns;	/* how far the offset may be off */
 };
 
 /* The current GPU's clock against the host's: each round trip's host echo taken as its middle,
@@ -22,11 +24,18 @@ struct eb_clock_point {
  * within half the longest trip of that quarter. EB_ENOTSUP without CUDA. */
 int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p);
 
+/* The offset of n round trips: GPU stamps as ping i left (sent) and its pong came back (back),
+ * the host's as it echoed (echo), the echo taken as the trip's middle; the mean over the
+ * shortest quarter, at the mean time of their echoes, within half the longest of them. 0, or
+ * EB_ENOMEM after one line. */
+int eb_clock_place(const uint64_t *sent, const uint64_t *back, const uint64_t *echo, int n,
+		   struct eb_clock_point *p);
+
 /* A GPU's clock on the host's as a line through two measurements, before (0) and after (1) a
  * run: the two drift apart by microseconds per second. */
 struct eb_gpu_clock {
-	double at[2], off[2]; /* host time of each measurement, and the offset it found */
-	double unc_ns;	      /* the larger uncertainty of the two */
+	int64_t at[2], off[2]; /* host time of each measurement, and the offset it found */
+	double unc_ns;	       /* the larger uncertainty of the two */
 };
 
 /* Measurement `which` of k, now. 0 or a negative status after one line. */
