@@ -148,15 +148,20 @@ static int by_rtt(const void *a, const void *b)
 int eb_clock_place(const uint64_t *sent, const uint64_t *back, const uint64_t *echo, int n,
 		   struct eb_clock_point *p)
 {
-	struct trip *t = malloc(sizeof(*t) * (size_t)(n > 0 ? n : 1));
-	int64_t off0 = (int64_t)(echo[0] - sent[0]);
+	struct trip *t = n > 0 ? malloc(sizeof(*t) * (size_t)n) : NULL;
 	int i, kept = n / 4 > 0 ? n / 4 : 1;
 	double off = 0, at = 0;
+	int64_t off0;
 
+	if (n < 1) {
+		eb_err("the GPU clock needs a round trip at least, not %d", n);
+		return EB_EINVAL;
+	}
 	if (t == NULL) {
 		eb_err("out of memory for the GPU clock's %d round trips", n);
 		return EB_ENOMEM;
 	}
+	off0 = (int64_t)(echo[0] - sent[0]);
 	for (i = 0; i < n; i++) {
 		t[i].rtt = (double)(back[i] - sent[i]);
 		t[i].off = (double)((int64_t)(echo[i] - sent[i]) - off0) - t[i].rtt / 2;

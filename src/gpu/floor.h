@@ -27,7 +27,7 @@ int eb_floor_gpu_clock(double timeout_s, struct eb_clock_point *p);
 /* The offset of n round trips: GPU stamps as ping i left (sent) and its pong came back (back),
  * the host's as it echoed (echo), the echo taken as the trip's middle; the mean over the
  * shortest quarter, at the mean time of their echoes, within half the longest of them. 0, or
- * EB_ENOMEM after one line. */
+ * EB_EINVAL (n < 1) or EB_ENOMEM after one line. */
 int eb_clock_place(const uint64_t *sent, const uint64_t *back, const uint64_t *echo, int n,
 		   struct eb_clock_point *p);
 

@@ -76,6 +76,10 @@ static void check_host(void)
 
 int main(void)
 {
+	struct eb_clock_point p;
+	uint64_t none = 0;
+
+	CHECK(eb_clock_place(&none, &none, &none, 0, &p) < 0); /* no trip: refused */
 	check_place(0);
 	check_place(200);
 	check_place(-150);
