@@ -5,7 +5,6 @@
 #include "core/clock.h"
 #include "core/log.h"
 
-
 /* ---- CPU-initiated writes ---- */
 
 /* One put as the CPU issues it: chunks over the variant's channels, then its completions. */
