@@ -13,7 +13,9 @@ mkdir -p "$WORK/r/box/set"
 echo '{"results": []}' >"$WORK/r/box/set/run-1.json"
 tools/check-results "$WORK/r" >"$WORK/out" && fail "an untraced file passed"
 grep -q "set/run-1.json: no stamp" "$WORK/out" || fail "the untraced file was not named"
-printf '## `set/`\n\nMade by the build of %s.\n' "$(git rev-parse --short HEAD)" >"$WORK/r/box/README.md"
+# The full hash: a short one of digits alone reads as a number, which the check never takes
+# for a commit.
+printf '## `set/`\n\nMade by the build of %s.\n' "$(git rev-parse HEAD)" >"$WORK/r/box/README.md"
 tools/check-results "$WORK/r" >"$WORK/out" || fail "a README naming the commit did not count: $(cat "$WORK/out")"
 printf '## `set/`\n\nMade by the build of 0123abcd.\n' >"$WORK/r/box/README.md"
 if [ "$(git -C "$root" rev-parse --is-shallow-repository)" != true ]; then
