@@ -17,23 +17,24 @@ int eb_payload_alloc(struct eb_ctx *c, struct eb_payload *p, size_t len, const c
 	p->bounce.dmabuf_fd = -1;
 	p->staged = c->staged;
 	rc = eb_mem_alloc(&p->pay, c->mem, len, what);
-	if (rc == EB_OK && p->staged)
-		rc = eb_mem_alloc(&p->bounce, EB_MEM_PINNED, len, what);
+	if (rc != EB_OK || !p->staged)
+		return rc;
+	rc = eb_mem_alloc(&p->bounce, EB_MEM_PINNED, len, what);
 	if (rc != EB_OK)
-		eb_payload_free(p);
+		goto free_pay;
+	return EB_OK;
+
+free_pay:
+	eb_mem_free(&p->pay);
 	return rc;
 }
 
+/* A failed eb_mem_alloc_shared leaves nothing behind to free. */
 int eb_payload_alloc_shared(struct eb_ctx *c, struct eb_payload *p, size_t len, const char *what)
 {
-	int rc;
-
 	memset(p, 0, sizeof(*p));
 	p->bounce.dmabuf_fd = -1;
-	rc = eb_mem_alloc_shared(&p->pay, c->mem, len, what);
-	if (rc != EB_OK)
-		eb_payload_free(p);
-	return rc;
+	return eb_mem_alloc_shared(&p->pay, c->mem, len, what);
 }
 
 void eb_payload_free(struct eb_payload *p)
