@@ -501,7 +501,8 @@ void eb_opts_help(FILE *f, const struct eb_cmd *cmd)
 		      "  seeds' all-to-all counted one peer's S); nccl-tests report GB/s (divide\n"
 		      "  Gbps by 8), algbw = bytes/t and for all-to-all busbw = algbw*(N-1)/N\n"
 		      "  (alltoall's JSON carries both); perftest's and fabtests' bandwidth is\n"
-		      "  bytes over the time of many writes in flight (here: write --rate)\n",
+		      "  bytes over the time of many writes in flight (here: write "
+		      "--rate)\n" EB_HELP_STEAL "\n",
 		      f);
 	n = groups_of(cmd, NULL, NULL, g);
 	if (cmd->nopts > 0) {

@@ -128,6 +128,14 @@ struct eb_stages {
 };
 
 /* A point as rank 0 has it after every rank reported. */
+/* The most CPU time a hypervisor took from one host in a point's visits (steal.h): seconds
+ * summed over its CPUs and their share of its CPUs' time; read 0: no host could tell. */
+struct eb_steal_meas {
+	int read;
+	double secs, pct;
+	char host[64];
+};
+
 struct eb_meas {
 	const struct eb_pt *pt;
 	int nranks, turns;
@@ -149,8 +157,9 @@ struct eb_meas {
 	/* Rank 0: what each rank's NICs carried in the point (nics.h), nnic lines */
 	struct eb_nic_meas *nic;
 	int nnic;
-	struct eb_stages stages;  /* rank 0, where the benchmark names stages */
-	char bound[16], why[200]; /* rank 0: what bounds it and why (verdict.h) */
+	struct eb_stages stages;    /* rank 0, where the benchmark names stages */
+	struct eb_steal_meas steal; /* rank 0 */
+	char bound[16], why[320];   /* rank 0: what bounds it and why (verdict.h) */
 };
 
 struct eb_bench;

@@ -140,4 +140,12 @@ struct eb_cmd {
 	int (*tool)(int argc, char **argv);
 };
 
+/* The CPU steal every measured point's record carries (harness/steal.h), for the help of
+ * the benchmarks that have it. */
+#define EB_HELP_STEAL                                                                              \
+	"  cpu_steal (JSON, each record): the most CPU time a hypervisor took from one\n"          \
+	"  host while the point ran (/proc/stat's steal: ms over its CPUs, pct of their\n"         \
+	"  time, host); 0 on bare metal, null where unreadable; a line after the tables\n"         \
+	"  where any point lost some"
+
 #endif

@@ -5,6 +5,7 @@
 #include "sched.h"
 #include "nics.h"
 #include "stages.h"
+#include "steal.h"
 #include "verdict.h"
 #include "sweep.h"
 #include "efabench/status.h"
@@ -22,6 +23,7 @@ struct last_row {
 	struct eb_pt *pt;
 	struct eb_meas *m;
 	int n;
+	struct eb_steal_tally steal; /* every row's points, not only the last row's */
 };
 
 static void forget_row(struct last_row *l)
@@ -32,7 +34,9 @@ static void forget_row(struct last_row *l)
 		eb_meas_free(&l->m[i]);
 	free(l->pt);
 	free(l->m);
-	memset(l, 0, sizeof(*l));
+	l->pt = NULL;
+	l->m = NULL;
+	l->n = 0;
 }
 
 /* Keep the row's NIC lines (taken from m), forgetting the row before. */
@@ -125,8 +129,9 @@ static int open_sheet(struct eb_ctx *c, struct eb_sheet *s)
 }
 
 /* Rank 0: a record per point of the row; the table's rows from those that are not the
- * header's. */
-static void hand_over(struct eb_ctx *c, struct eb_meas *m, int n, struct eb_sheet *s)
+ * header's; the CPU steal of those with a record tallied. */
+static void hand_over(struct eb_ctx *c, struct eb_meas *m, int n, struct eb_sheet *s,
+		      struct eb_steal_tally *steal)
 {
 	const struct eb_bench *b = c->b;
 	const struct eb_rec **kept = calloc((size_t)(n > 0 ? n : 1), sizeof(*kept));
@@ -143,6 +148,8 @@ static void hand_over(struct eb_ctx *c, struct eb_meas *m, int n, struct eb_shee
 		else
 			eb_nics_record(c, &m[i], r);
 		if (r->n > 0) {
+			eb_steal_record(&m[i].steal, r);
+			eb_steal_tally(steal, &m[i]);
 			eb_stages_record(c, &m[i], r);
 			eb_verdict(c, &m[i], r);
 			eb_verdict_record(&m[i], r);
@@ -198,7 +205,7 @@ static int rows(struct eb_ctx *c, struct eb_sheet *s, struct last_row *last, uin
 			break;
 		eb_progress_clear(&prog);
 		if (c->rank == 0) {
-			hand_over(c, m, n, s);
+			hand_over(c, m, n, s, &last->steal);
 			keep_row(last, m, n);
 		}
 		for (i = 0; i < n; i++) {
@@ -226,6 +233,7 @@ static int close_sheet(struct eb_ctx *c, struct eb_sheet *s, const struct last_r
 	eb_stages_table(c, s, last->m, last->n);
 	eb_nics_table(s, last->m, last->n);
 	eb_verdict_lines(s, last->m, last->n);
+	eb_steal_line(s, &last->steal);
 	if (rc != EB_OK && rc != EB_EVERIFY) {
 		eb_sheet_drop(s);
 		return rc;

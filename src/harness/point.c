@@ -446,6 +446,8 @@ int eb_point_finish(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_ru
 	if (rc == EB_OK)
 		rc = eb_nics_finish(c, &p->nics, m);
 	if (rc == EB_OK)
+		rc = eb_steal_finish(c, &p->steal, m);
+	if (rc == EB_OK)
 		rc = eb_stages_finish(c, &p->events, m);
 	return rc;
 }

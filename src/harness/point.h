@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "nics.h"
 #include "stages.h"
+#include "steal.h"
 
 /* One turn's spans on this rank. */
 struct eb_spans {
@@ -30,6 +31,7 @@ struct eb_point_run {
 	struct eb_spans *spans;	  /* [turn] */
 	struct eb_blob *blob;	  /* [turn] */
 	struct eb_nicrun nics;	  /* what the rank's NICs carried in its visits */
+	struct eb_stealrun steal; /* the CPU time a hypervisor took in its visits */
 	struct eb_events events;  /* the sampled operations' events of its timed phases */
 	long per;
 };

@@ -198,6 +198,7 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 	if (r == 0 && c->rank == 0)
 		eb_dbg("measuring %s", pt->name != NULL ? pt->name : "");
 	eb_nics_before(&p->nics);
+	eb_steal_before(&p->steal);
 	for (t = 0; t < pt->turns && rc == EB_OK; t++) {
 		struct eb_turn_rep *me = &p->mine[t];
 		uint64_t t0 = eb_now_ns();
@@ -223,6 +224,7 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 			c->blob = NULL;
 		}
 	}
+	eb_steal_after(&p->steal);
 	eb_nics_after(&p->nics);
 	return rc;
 }

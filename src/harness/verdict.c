@@ -3,10 +3,12 @@
  * stamps stages, what the stage that dominates a sampled operation names (proxy: the producer
  * and the queue, the proxy, the provider and NIC, the completion's way back; moe: a leg's
  * producers, or the arrivals it then waits for); else not the link, where BusBW
- * is below 90 %; nothing without a link speed or stages. docs/methods.md states the rules. */
+ * is below 90 %; nothing without a link speed or stages. Below the link the CPU time a
+ * hypervisor took from a host meanwhile is named too. docs/methods.md states the rules. */
 #include "verdict.h"
 #include "nics.h"
 #include "stages.h"
+#include "steal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +32,18 @@ static int counters_agree(const struct eb_meas *m)
 			return 0;
 	}
 	return seen ? 1 : -1;
+}
+
+/* Below the link, the CPU time a hypervisor took meanwhile is part of why. */
+static void stolen(struct eb_meas *m)
+{
+	char words[120];
+	size_t n = strlen(m->why);
+
+	if (m->bound[0] == '\0' || strcmp(m->bound, "link") == 0 ||
+	    !eb_steal_words(m, words, sizeof(words)) || n + 4 >= sizeof(m->why))
+		return;
+	snprintf(m->why + n, sizeof(m->why) - n, "; a hypervisor took %s", words);
 }
 
 void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *r)
@@ -60,6 +74,7 @@ void eb_verdict(const struct eb_ctx *c, struct eb_meas *m, const struct eb_rec *
 		snprintf(m->why, sizeof(m->why), "BusBW %.1f %%%s", pct,
 			 agree == 0 ? "; a NIC counted less than efabench posted" : "");
 	} /* else nothing to judge by: no link speed (--link-gbps), no stages */
+	stolen(m);
 }
 
 void eb_verdict_record(const struct eb_meas *m, struct eb_rec *r)

@@ -339,7 +339,8 @@ const struct eb_cmd eb_cmd_ipc = {
 	    "  copy / t / 1e9; Gbps = 8 x GB/s; NVL% = of NVML's active links x link speed;\n"
 	    "  %CE = of the copy engine at that size; the receiving GPU checks every byte\n"
 	    "  after warm-up and after the timed copies (--check: every copy), and kernel\n"
-	    "  writes' completion flag; --copies N: N copies per launch, t = the launch / N",
+	    "  writes' completion flag; --copies N: N copies per launch, t = the launch / "
+	    "N\n" EB_HELP_STEAL,
     .groups = EB_G_SIZES | EB_G_ITERS | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING,
     EB_CMD_OPTS(ipc_opts, struct ipc_opts, ipc_defaults, ipc_check),
     .bench = &ipc_bench,

@@ -227,7 +227,7 @@ const struct eb_cmd eb_cmd_matrix = {
 	"  below --flag x their channel's typical rate (the median over ranks of each\n"
 	"  rank's fastest cell, so one slow NIC does not drag it down), or below --expect\n"
 	"  Gbps; every cell in CSV and JSON. Gbps = 8 * size / mean seconds per\n"
-	"  acknowledged write",
+	"  acknowledged write\n" EB_HELP_STEAL,
     .groups = EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_MEM,
     EB_CMD_OPTS(matrix_options, struct matrix_opts, matrix_defaults, matrix_finish),
     .bench = &matrix_bench,

@@ -3,6 +3,7 @@
  * NIC, the flagged cells. */
 #include "matrix.h"
 #include "efabench/status.h"
+#include "harness/steal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ static void records(const struct eb_ctx *c, const struct matrix_state *m, const 
 				eb_rec_bool(r, "flagged", flagged(m->mo, x, typical[ch]));
 				eb_rec_int(r, "wrong", (long long)x->wrong);
 				eb_rec_int(r, "measured", x->measured);
+				eb_steal_record(&x->steal, r);
 			}
 }
 

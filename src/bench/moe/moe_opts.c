@@ -330,7 +330,7 @@ const struct eb_cmd eb_cmd_moe = {
 	    "  making what it put across the fabric, summed and laid at the front), push\n"
 	    "  (until it had pushed those puts), store (until the last producer had also\n"
 	    "  stored its items for same-host peers and itself) and complete (until the\n"
-	    "  writes completed)",
+	    "  writes completed)\n" EB_HELP_STEAL,
     .groups =
 	EB_G_ITERS | EB_G_FABRIC | EB_G_RANKS | EB_G_OUTPUT | EB_G_TESTING | EB_G_MEM | EB_G_STAGES,
     EB_CMD_OPTS(moe_opts, struct mopts, moe_defaults, moe_finish),

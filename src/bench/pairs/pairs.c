@@ -238,9 +238,10 @@ int eb_pairs_collect(struct eb_pairs *p, const struct eb_meas *m)
 		cell->chan = ch;
 		cell->measured = 1;
 		cell->wrong += m->rep[(size_t)x->turn * (size_t)p->n + (size_t)x->peer].wrong;
-		if (m->pt->step == 0)
+		if (m->pt->step == 0) {
 			cell->gbps = x->st.mean > 0 ? 8.0 * (double)p->size / x->st.mean / 1e9 : 0;
-		else
+			cell->steal = m->steal;
+		} else
 			cell->lat_us = x->st.mean * 1e6;
 	}
 	/* A turn lasts as long as its slowest pair. */

@@ -20,10 +20,11 @@
 /* One cell: src wrote to dst on channel chan. */
 struct eb_cell {
 	int32_t src, dst, chan;
-	int32_t measured; /* 1 when measured, 0 not */
-	double gbps;	  /* 8 * size / mean seconds per acknowledged write */
-	double lat_us;	  /* mean microseconds of an 8-byte write + acknowledgement */
-	uint64_t wrong;	  /* wrong 8-byte words at the target */
+	int32_t measured;	    /* 1 when measured, 0 not */
+	double gbps;		    /* 8 * size / mean seconds per acknowledged write */
+	double lat_us;		    /* mean microseconds of an 8-byte write + acknowledgement */
+	uint64_t wrong;		    /* wrong 8-byte words at the target */
+	struct eb_steal_meas steal; /* of the point that measured its bandwidth */
 };
 
 enum { DATA, SMALL, TX, RX, NX };

@@ -386,7 +386,7 @@ const struct eb_cmd eb_cmd_queue = {
 	    "  floor's, which needs no clock); Mcmd/s = commands / (last seen - first\n"
 	    "  seen) / 1e6; #wrong = lost + duplicated + torn + unknown commands, each\n"
 	    "  producer's in sequence (one that overtakes counts the ones it passed as lost,\n"
-	    "  and each of those as duplicated when it comes)",
+	    "  and each of those as duplicated when it comes)\n" EB_HELP_STEAL,
     .groups = EB_G_OUTPUT,
     EB_CMD_OPTS(queue_opts, struct qopts, queue_defaults, queue_finish),
     .bench = &queue_bench,
