@@ -19,6 +19,9 @@
 #   rails32                 2 hosts x 32 rails: 32 channels open (in the rails' order); write
 #                           and alltoall Split put about a 32nd of their bytes on every rail,
 #                           every byte checked
+#   tcp                     3 hosts x 2 rails: the bed's own all-to-all ceiling over plain TCP
+#                           (scripts/testbed-tcp.py): its figures as defined, rail 1 used; a
+#                           missing host ends the run at once; bad sizes exit 2
 #   nics                    2 hosts x 4 rails: each rail's own counters against what efabench
 #                           moved through it (within the protocol's overhead), Split spread
 #                           within 5 %, RoundRobin on the rail (peer + rank) % 4, each verdict
@@ -132,6 +135,34 @@ nics)
 	run 2 1 alltoall -b 32M -e 32M -n 3 -w 1 --layout split --chunk 64K ||
 		fail "alltoall exited $?"
 	python3 "$(dirname "$0")/nics_check.py" "$WORK/out.json" slow || fail "the slow rail"
+	;;
+tcp)
+	bash "$SCRIPTS/testbed.sh" up 3 2 1gbit || fail "test bed setup"
+	before=$(rail_bytes 0 1)
+	python3 "$SCRIPTS/testbed-tcp.py" 3 2 -b 1M -e 2M -n 3 -w 1 --link-gbps 1 \
+		--json "$WORK/tcp.json" >"$WORK/out" 2>&1 || fail "testbed-tcp exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	python3 - "$WORK/tcp.json" <<'PY' || fail "testbed-tcp's figures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["results"]
+assert [r["size"] for r in rows] == [1 << 20, 2 << 20], rows
+for r in rows:
+    # Gbps = 8*S*(HOSTS-1)/t, t the mean of the hosts' means; BusBW against 2 rails of 1 Gbit/s
+    t = sum(r["host_means_s"]) / 3
+    assert abs(r["t_s"] - t) < 1e-12 and abs(r["gbps"] - 8 * r["size"] * 2 / t / 1e9) < 1e-9, r
+    assert abs(r["busbw_pct"] - 100 * r["gbps"] / 2) < 1e-9 and 0 < r["busbw_pct"] < 150, r
+PY
+	# every byte went through the bed: host 0 sent 2 peers x (1 + 2) MiB x 4 iterations, split
+	# over the rails as their sockets took it, so rail 1 carried some of it
+	[ $(($(rail_bytes 0 1) - before)) -gt $((1024 * 1024)) ] || fail "rail 1 carried nothing"
+	# a host that cannot start ends the others at once, not after their wait
+	start=$(date +%s)
+	python3 "$SCRIPTS/testbed-tcp.py" 4 2 -b 1M -e 1M -n 1 -w 0 >"$WORK/bad" 2>&1 &&
+		fail "a missing host went unnoticed"
+	[ $(($(date +%s) - start)) -lt 20 ] || fail "a missing host held the others $(($(date +%s) - start)) s"
+	python3 "$SCRIPTS/testbed-tcp.py" 3 2 -b 2M -e 1M >"$WORK/bad" 2>&1
+	[ $? -eq 2 ] || fail "-e below -b is not refused with exit 2"
 	;;
 write2x2)
 	bash "$SCRIPTS/testbed.sh" up 2 2 2gbit || fail "test bed setup"
