@@ -127,7 +127,6 @@ struct eb_stages {
 	const char *clocks; /* how they were aligned */
 };
 
-/* A point as rank 0 has it after every rank reported. */
 /* The most CPU time a hypervisor took from one host in a point's visits (steal.h): seconds
  * summed over its CPUs and their share of its CPUs' time; read 0: no host could tell. */
 struct eb_steal_meas {
@@ -136,6 +135,7 @@ struct eb_steal_meas {
 	char host[64];
 };
 
+/* A point as rank 0 has it after every rank reported. */
 struct eb_meas {
 	const struct eb_pt *pt;
 	int nranks, turns;

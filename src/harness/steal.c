@@ -81,7 +81,7 @@ void eb_steal_record(const struct eb_steal_meas *m, struct eb_rec *r)
 }
 
 /* A CPU time: ms under a second. */
-static void span(char *buf, size_t len, double secs)
+static void duration(char *buf, size_t len, double secs)
 {
 	if (secs < 1)
 		snprintf(buf, len, "%.0f ms", secs * 1e3);
@@ -95,7 +95,7 @@ int eb_steal_words(const struct eb_meas *m, char *buf, size_t len)
 
 	if (!m->steal.read || m->steal.secs <= 0)
 		return 0;
-	span(t, sizeof(t), m->steal.secs);
+	duration(t, sizeof(t), m->steal.secs);
 	snprintf(buf, len, "%s of CPU time from host %s (%.2f %% of its CPUs' time)", t,
 		 m->steal.host, m->steal.pct);
 	return 1;
@@ -124,7 +124,7 @@ void eb_steal_line(struct eb_sheet *s, const struct eb_steal_tally *t)
 
 	if (t->stolen == 0)
 		return;
-	span(most, sizeof(most), t->secs);
+	duration(most, sizeof(most), t->secs);
 	eb_sheet_say(s, NULL);
 	eb_sheet_say(s,
 		     "CPU steal: a hypervisor took CPU time from a host in %d of %d points; the "
