@@ -90,8 +90,11 @@ def mesh(a):
                 except socket.timeout:
                     if time.monotonic() > deadline:
                         raise TimeoutError("host %d: peers did not connect" % a.rank)
-        ready.settimeout(None)
+        ready.settimeout(WAIT_S)  # who it is comes at once, or the connection fails the run
         peer, kind = struct.unpack("<ii", recv_exact(ready, 8))
+        ready.settimeout(None)
+        if (kind == 1 and peer not in inn) or (kind == 0 and not 0 < peer < a.hosts):
+            raise ConnectionError("host %d: a connection from no host of this run" % a.rank)
         (inn[peer] if kind == 1 else ctl).append(ready)
     for c in ctl:
         c.settimeout(WAIT_S)
