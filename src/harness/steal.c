@@ -1,5 +1,5 @@
 #include "steal.h"
-#include "point.h"
+#include "core/clock.h"
 #include "efabench/boot.h"
 #include "efabench/status.h"
 
@@ -36,21 +36,24 @@ int eb_steal_finish(struct eb_ctx *c, const struct eb_stealrun *s, struct eb_mea
 {
 	struct wire mine = {
 	    .readable = s->readable > 0, .total = s->took.total, .steal = s->took.steal};
-	size_t stride = 0;
-	char *all = NULL;
+	struct wire *all = calloc((size_t)c->nranks, sizeof(*all));
 	int r, rc;
 
+	if (all == NULL)
+		return EB_ENOMEM;
 	eb_host_name(mine.host, sizeof(mine.host));
-	rc = eb_point_gather_var(c, &mine, sizeof(mine), &all, &stride);
-	if (rc != EB_OK || c->rank != 0 || stride < sizeof(mine)) {
+	/* one fixed-size record a rank: a single collective */
+	rc = c->boot != NULL ? eb_boot_allgather(c->boot, &mine, all, sizeof(mine),
+						 eb_deadline(c->o->fab.timeout_s))
+			     : (all[0] = mine, EB_OK);
+	if (rc != EB_OK || c->rank != 0) {
 		free(all);
 		return rc;
 	}
 	for (r = 0; r < c->nranks; r++) {
-		struct wire w;
+		struct wire w = all[r];
 		double pct;
 
-		memcpy(&w, all + (size_t)r * stride, sizeof(w));
 		w.host[sizeof(w.host) - 1] = '\0';
 		if (!w.readable)
 			continue;
