@@ -79,7 +79,10 @@ void eb_steal_record(const struct eb_steal_meas *m, struct eb_rec *r)
 	eb_rec_obj(r, "cpu_steal");
 	eb_rec_num(r, "ms", m->secs * 1e3);
 	eb_rec_num(r, "pct", m->pct);
-	eb_rec_str(r, "host", m->host);
+	if (m->secs > 0)
+		eb_rec_str(r, "host", m->host);
+	else
+		eb_rec_null(r, "host"); /* no host lost any: naming one would mislead */
 	eb_rec_end(r);
 }
 
