@@ -167,16 +167,18 @@ def host_main(a):
             iteration(out, inn, s, buf, sink)
             if i >= a.w:
                 times.append(time.monotonic() - t0)
-        mean = sum(times) / len(times)
         if a.rank:
-            ctl[0].sendall(struct.pack("<d", mean))
+            ctl[0].sendall(struct.pack("<%dd" % a.n, *times))
         else:
-            means = [mean] + [struct.unpack("<d", recv_exact(c, 8))[0] for c in ctl]
+            # every host's iterations, so one slow iteration is told from a slow row
+            each = [times] + [list(struct.unpack("<%dd" % a.n, recv_exact(c, 8 * a.n)))
+                              for c in ctl]
+            means = [sum(x) / len(x) for x in each]
             t = sum(means) / len(means)
             gbps = 8.0 * s * (a.hosts - 1) / t / 1e9
             rows.append({"size": s, "t_s": t, "gbps": gbps,
                          "busbw_pct": 100 * gbps / (a.link_gbps * a.rails) if a.link_gbps else None,
-                         "host_means_s": means})
+                         "host_means_s": means, "host_iters_s": each})
         s *= 2
     barrier(a, ctl)  # nobody leaves while its bytes may still be on the way
     if a.rank == 0:

@@ -150,6 +150,9 @@ assert [r["size"] for r in rows] == [1 << 20, 2 << 20], rows
 for r in rows:
     # Gbps = 8*S*(HOSTS-1)/t, t the mean of the hosts' means; BusBW against 2 rails of 1 Gbit/s
     t = sum(r["host_means_s"]) / 3
+    # each host's mean is that of its own iterations, which the JSON keeps
+    assert len(r["host_iters_s"]) == 3 and all(len(x) == 3 for x in r["host_iters_s"]), r
+    assert all(abs(m - sum(x) / 3) < 1e-12 for m, x in zip(r["host_means_s"], r["host_iters_s"]))
     assert abs(r["t_s"] - t) < 1e-12 and abs(r["gbps"] - 8 * r["size"] * 2 / t / 1e9) < 1e-9, r
     assert abs(r["busbw_pct"] - 100 * r["gbps"] / 2) < 1e-9 and 0 < r["busbw_pct"] < 150, r
 PY
