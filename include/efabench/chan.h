@@ -46,6 +46,7 @@ struct eb_chan_cfg {
 	size_t cq_size; /* entries of the completion queue; 0: the provider's default */
 	int nic_only;	/* same-host peers through the NIC too: no shared-memory path */
 	int quiet;	/* a provider that refuses peer-to-peer GPU access: EB_ENOTSUP unsaid */
+	int block;	/* a CQ with a file descriptor to sleep on (--poll block) */
 };
 
 struct eb_chan {
@@ -56,6 +57,7 @@ struct eb_chan {
 	struct fid_domain *domain;
 	struct fid_ep *ep;
 	struct fid_cq *cq;
+	int wait_fd; /* the CQ's, opened with cfg->block; else unset */
 	struct fid_av *av;
 	fi_addr_t *peers; /* [nranks] */
 	/* [nranks] payload bytes posted to each rank (writes, sends, injects): what efabench
@@ -93,8 +95,9 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks);
 void eb_chan_close(struct eb_chan *c);
 /* The limits of one operation on a channel opened alone on nic and closed again: what a
- * launcher can know before any rank starts. */
-int eb_chan_probe_limits(const struct eb_nic *nic, struct eb_limits *lim);
+ * launcher can know before any rank starts; with block, EB_EINVAL after one line where the
+ * provider has no CQ to sleep on. */
+int eb_chan_probe_limits(const struct eb_nic *nic, int block, struct eb_limits *lim);
 /* Close the endpoint alone (not where memory regions are bound to it, FI_MR_ENDPOINT): what was
  * still posted on it goes with it, before its buffers and requests are freed. */
 void eb_chan_close_ep(struct eb_chan *c);

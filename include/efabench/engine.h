@@ -83,6 +83,7 @@ struct eb_engine {
 		struct fi_cq_data_entry *ent;
 		size_t n, cap;
 	} * stash;
+	struct pollfd *pfd; /* [channels]: their CQs' file descriptors (--poll block) */
 	uint32_t sweeps;
 	uint64_t stray_imm; /* remote CQ data naming no valid rank */
 	uint64_t next_check_ns;
@@ -93,6 +94,7 @@ struct eb_engine {
 	 * default. */
 	size_t misplace_chunk;
 	int yield;	/* give the core up between empty polls (eb_poll_decide) */
+	int block;	/* ... by sleeping on the CQs' file descriptors (--poll block) */
 	int host_ranks; /* ranks on this machine (its kernel), when the policy was chosen */
 	int cores;	/* in the union of their affinity masks (eb_boot_host_share) */
 	int failed;	/* a CQ error or lost peer was reported: later calls fail fast */
@@ -191,6 +193,8 @@ ssize_t eb_engine_read(struct eb_engine *e, int chan, struct fi_cq_data_entry *e
 void eb_engine_dispatch(struct eb_engine *e, int chan, const struct fi_cq_data_entry *ent,
 			size_t n);
 int eb_engine_polled(struct eb_engine *e, int found, uint64_t *deadline);
+/* How its waits spend an empty poll: "spin", "yield" or "block". */
+const char *eb_engine_poll_name(const struct eb_engine *e);
 
 /* One step of every wait: progress once; every 10 ms ask the bootstrap whether a peer was lost.
  * EB_OK, EB_ETIMEDOUT once past deadline (not printed: the waiter knows what it waited for),

@@ -106,7 +106,7 @@ static const struct eb_opt stages[] = {
      "Format (Perfetto, chrome://tracing; efabench plot draws it)"},
 };
 
-static const char *const polls[] = {"auto", "spin", "yield", NULL};
+static const char *const polls[] = {"auto", "spin", "yield", "block", NULL};
 
 static const struct eb_opt fabric[] = {
     {"provider", 0, "P", eb_opt_str, O(fab.provider), 0, 0,
@@ -138,7 +138,8 @@ static const struct eb_opt fabric[] = {
     {"poll", 0, "P", eb_opt_choice, O(fab.poll), 0, 0,
      "auto (default: spin while every rank on this host has a\n"
      "core of its own, else yield the core between empty polls),\n"
-     "spin or yield",
+     "spin, yield, or block (sleep on the completion queues'\n"
+     "file descriptors: tcp, sockets; refused where none)",
      polls},
     {"window", 0, "N", eb_opt_lng, O(window), 1, 65536,
      "chunks in flight per channel (default 16 on tcp/sockets,\n"

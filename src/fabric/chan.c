@@ -206,13 +206,57 @@ static int open_ep(struct eb_chan *c, struct fi_info *info, const struct eb_chan
 	return rc;
 }
 
+/* --poll block where the provider's CQs have no file descriptor: a choice it cannot honour. */
+static int refuse_block(const struct eb_chan *c, const char *call, int rc)
+{
+	eb_err("--poll block: %s domain %s gives no file descriptor to wait on (%s: %s); use "
+	       "--poll yield",
+	       c->nic.prov, c->nic.domain, call, fi_strerror(-rc));
+	return EB_EINVAL;
+}
+
+/* The channel's CQ; with block, one whose wait object is a file descriptor (c->wait_fd). */
+static int open_cq(struct eb_chan *c, struct fi_cq_attr *attr, int block)
+{
+	int rc;
+
+	attr->wait_obj = block ? FI_WAIT_FD : FI_WAIT_NONE;
+	rc = fi_cq_open(c->domain, attr, &c->cq, NULL);
+	if (rc != 0 && block) { /* the wait object refused, or the size? */
+		attr->wait_obj = FI_WAIT_NONE;
+		if (fi_cq_open(c->domain, attr, &c->cq, NULL) == 0) {
+			fi_close(&c->cq->fid);
+			c->cq = NULL;
+			return refuse_block(c, "fi_cq_open with FI_WAIT_FD", rc);
+		}
+		attr->wait_obj = FI_WAIT_FD;
+	}
+	if (rc != 0 && attr->size > 0) { /* more than the provider allows: its own size */
+		eb_warn("%s domain %s refused a completion queue of %zu entries (%s): opened at "
+			"its default size, which completions in flight may overflow",
+			c->nic.prov, c->nic.domain, attr->size, fi_strerror(-rc));
+		attr->size = c->cq_size = 0;
+		rc = fi_cq_open(c->domain, attr, &c->cq, NULL);
+	}
+	if (rc != 0) {
+		FAIL("fi_cq_open", rc);
+		return EB_EFABRIC;
+	}
+	if (block && (rc = fi_control(&c->cq->fid, FI_GETWAIT, &c->wait_fd)) != 0) {
+		fi_close(&c->cq->fid);
+		c->cq = NULL;
+		return refuse_block(c, "fi_control FI_GETWAIT", rc);
+	}
+	return EB_OK;
+}
+
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks,
 		 const struct eb_chan_cfg *cfg)
 {
 	struct fi_info *info = nic->info;
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)nranks};
-	int rc;
+	int rc, refused = EB_EFABRIC;
 
 	memset(c, 0, sizeof(*c));
 	c->index = index;
@@ -240,16 +284,9 @@ int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nra
 		FAIL("fi_domain", rc);
 		goto close_fabric;
 	}
-	rc = fi_cq_open(c->domain, &cq_attr, &c->cq, NULL);
-	if (rc != 0 && cq_attr.size > 0) { /* more than the provider allows: its own size */
-		eb_warn("%s domain %s refused a completion queue of %zu entries (%s): opened at "
-			"its default size, which completions in flight may overflow",
-			c->nic.prov, c->nic.domain, cq_attr.size, fi_strerror(-rc));
-		cq_attr.size = c->cq_size = 0;
-		rc = fi_cq_open(c->domain, &cq_attr, &c->cq, NULL);
-	}
-	if (rc != 0) {
-		FAIL("fi_cq_open", rc);
+	rc = open_cq(c, &cq_attr, cfg != NULL && cfg->block);
+	if (rc != EB_OK) {
+		refused = rc; /* EB_EINVAL where --poll block cannot be honoured */
 		goto close_domain;
 	}
 	rc = fi_av_open(c->domain, &av_attr, &c->av, NULL);
@@ -272,7 +309,7 @@ free_peers:
 	free(c->peers);
 	free(c->sent);
 	memset(c, 0, sizeof(*c));
-	return rc == EB_ENOTSUP ? EB_ENOTSUP : EB_EFABRIC;
+	return rc == EB_ENOTSUP ? EB_ENOTSUP : refused;
 }
 
 int eb_chan_connect(struct eb_chan *c, const char *names, const uint32_t *lens, int nranks)
@@ -300,10 +337,10 @@ void eb_chan_close_ep(struct eb_chan *c)
 	}
 }
 
-int eb_chan_probe_limits(const struct eb_nic *nic, struct eb_limits *lim)
+int eb_chan_probe_limits(const struct eb_nic *nic, int block, struct eb_limits *lim)
 {
 	struct eb_chan c;
-	int rc = eb_chan_open(&c, nic, 0, 1, &(struct eb_chan_cfg){.quiet = 1});
+	int rc = eb_chan_open(&c, nic, 0, 1, &(struct eb_chan_cfg){.quiet = 1, .block = block});
 
 	if (rc != EB_OK)
 		return rc;

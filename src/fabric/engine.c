@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* sched_yield */
+#define _GNU_SOURCE /* sched_yield, ppoll */
 #include "efabench/engine.h"
 #include "efabench/status.h"
 #include "core/clock.h"
@@ -6,6 +6,7 @@
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,8 +173,9 @@ static int alloc_tables(struct eb_engine *e, int want)
 	e->busy = calloc((size_t)want, sizeof(*e->busy));
 	e->due = calloc((size_t)want, sizeof(*e->due));
 	e->stash = calloc((size_t)want, sizeof(*e->stash));
+	e->pfd = calloc((size_t)want, sizeof(*e->pfd));
 	if (e->chan != NULL && e->imm != NULL && e->busy != NULL && e->due != NULL &&
-	    e->stash != NULL)
+	    e->stash != NULL && e->pfd != NULL)
 		return EB_OK;
 	eb_err("out of memory for %d channels", want);
 	return EB_ENOMEM;
@@ -186,7 +188,9 @@ static void drop_tables(struct eb_engine *e)
 	free(e->busy);
 	free(e->due);
 	free(e->stash);
+	free(e->pfd);
 	e->stash = NULL;
+	e->pfd = NULL;
 	e->chan = NULL;
 	e->imm = NULL;
 	e->busy = e->due = NULL;
@@ -201,7 +205,7 @@ static int open_channels(struct eb_engine *e, const struct eb_fabric_opts *o, in
 		const struct eb_nic *nic = &e->nics[c % e->nnics];
 		struct eb_chan_cfg cfg = {
 		    eb_cq_size(e->size, eb_fabric_window(e->prov, o->window), nic->info),
-		    o->nic_only};
+		    o->nic_only, .block = e->block};
 
 		rc = eb_chan_open(&e->chan[c], nic, c, e->size, &cfg);
 		if (rc != EB_OK)
@@ -215,6 +219,7 @@ static int open_channels(struct eb_engine *e, const struct eb_fabric_opts *o, in
 int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabric_opts *o)
 {
 	struct eb_host_share here;
+	enum eb_poll poll;
 	int want, c, rc;
 	int64_t agreed;
 
@@ -232,8 +237,10 @@ int eb_engine_open(struct eb_engine *e, struct eb_boot *b, const struct eb_fabri
 	/* Spinning threads compete for the machine's cores, whatever host names its ranks use. */
 	e->host_ranks = here.machine_ranks;
 	e->cores = here.machine_cpus;
-	e->yield = eb_poll_decide((enum eb_poll)o->poll, e->host_ranks,
-				  o->threads > 0 ? o->threads : 1, e->cores) == EB_POLL_YIELD;
+	poll = eb_poll_decide((enum eb_poll)o->poll, e->host_ranks, o->threads > 0 ? o->threads : 1,
+			      e->cores);
+	e->block = poll == EB_POLL_BLOCK;
+	e->yield = poll != EB_POLL_SPIN; /* threads that must not sleep (a proxy) yield */
 	rc = eb_fabric_choose(o, here.single, e->prov, sizeof(e->prov));
 	if (rc != EB_OK)
 		return rc;
@@ -545,6 +552,28 @@ static int busy(struct eb_engine *e)
 	return check_peers(e, eb_now_ns());
 }
 
+/* --poll block: once every channel's provider says nothing is pending (fi_trywait), sleep on
+ * the CQs' file descriptors until one is ready, the deadline or the next look at the peers. */
+static void sleep_on_cqs(struct eb_engine *e, uint64_t now, uint64_t deadline)
+{
+	uint64_t until = deadline < e->next_check_ns ? deadline : e->next_check_ns;
+	struct timespec ts;
+	int c;
+
+	if (until <= now)
+		return;
+	for (c = 0; c < e->nchan; c++) {
+		struct fid *cq = &e->chan[c].cq->fid;
+
+		if (fi_trywait(e->chan[c].fabric, &cq, 1) != FI_SUCCESS)
+			return; /* something to read (or -FI_EAGAIN): poll again */
+		e->pfd[c] = (struct pollfd){.fd = e->chan[c].wait_fd, .events = POLLIN};
+	}
+	ts.tv_sec = (time_t)((until - now) / 1000000000u);
+	ts.tv_nsec = (long)((until - now) % 1000000000u);
+	(void)ppoll(e->pfd, (nfds_t)e->nchan, &ts, NULL); /* EINTR: polled again anyway */
+}
+
 /* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
 static int idle(struct eb_engine *e, uint64_t *deadline)
 {
@@ -553,7 +582,7 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 
 	/* Oversubscribed, the peer we wait for may need this core: after a short spin, give it
 	 * up on every empty poll. */
-	if (++e->idle_polls > SPIN_POLLS && e->yield)
+	if (++e->idle_polls > SPIN_POLLS && e->yield && !e->block)
 		sched_yield();
 	if (e->idle_polls % CLOCK_POLLS != 0 && !e->yield)
 		return EB_OK;
@@ -563,7 +592,16 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 	rc = check_peers(e, now);
 	if (rc != EB_OK)
 		return rc;
-	return now > *deadline ? EB_ETIMEDOUT : EB_OK;
+	if (now > *deadline)
+		return EB_ETIMEDOUT;
+	if (e->block && e->idle_polls > SPIN_POLLS)
+		sleep_on_cqs(e, now, *deadline);
+	return EB_OK;
+}
+
+const char *eb_engine_poll_name(const struct eb_engine *e)
+{
+	return e->block ? "block" : e->yield ? "yield" : "spin";
 }
 
 int eb_engine_polled(struct eb_engine *e, int found, uint64_t *deadline)

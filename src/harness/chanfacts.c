@@ -193,7 +193,7 @@ void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_int(s, "iters", NULL, c->o->iters);
 	eb_fact_size(s, "chunk", NULL, c->chunk);
 	eb_fact_int(s, "window", NULL, c->window);
-	eb_fact_str(s, "poll", NULL, e->yield ? "yield" : "spin");
+	eb_fact_str(s, "poll", NULL, eb_engine_poll_name(e));
 	eb_fact_int(s, "host_ranks", NULL, e->host_ranks);
 	eb_fact_int(s, "host_cores", NULL, e->cores);
 	eb_fact_str(s, "timer", NULL, eb_ticks_tsc ? "tsc" : "clock_gettime");

@@ -37,24 +37,26 @@ static int try_gpu_reg(const struct eb_opts *o, int gpu)
 	return rc == EB_ENOTSUP && r.state != EB_GREG_NO_P2P ? EB_EINVAL : rc;
 }
 
-/* The benchmark's points against what one operation may carry on the first NIC a run uses. */
+/* The benchmark's points against what one operation may carry on the first NIC a run uses,
+ * and --poll block against its provider's completion queues. */
 static int try_fits(const struct eb_opts *o)
 {
 	const struct eb_bench *b = o->cmd->bench;
+	int block = o->fab.poll == EB_POLL_BLOCK;
 	struct eb_limits lim;
 	struct eb_nic *nics;
 	char prov[32];
 	int n, rc;
 
-	if (b == NULL || b->fits == NULL)
+	if ((b == NULL || b->fits == NULL) && !block)
 		return EB_OK;
 	rc = eb_fabric_choose(&o->fab, 1, prov, sizeof(prov));
 	if (rc == EB_OK)
 		rc = eb_fabric_nics(prov, &o->fab, 1, &nics, &n);
 	if (rc != EB_OK)
 		return rc;
-	rc = eb_chan_probe_limits(&nics[0], &lim);
-	if (rc == EB_OK)
+	rc = eb_chan_probe_limits(&nics[0], block, &lim);
+	if (rc == EB_OK && b != NULL && b->fits != NULL)
 		rc = b->fits(o, &lim, &nics[0], 1);
 	eb_fabric_free_nics(nics, n);
 	return rc;

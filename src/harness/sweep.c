@@ -167,12 +167,12 @@ static void settings(const struct eb_ctx *c, const struct eb_sweep *w, struct eb
 	eb_fact_num(s, "timeout_s", "timeout", c->o->fab.timeout_s, "%.0f s");
 	eb_fact_break(s);
 	/* one header fact for three JSON ones: how waits poll, and the count that chose it */
-	eb_fact_str(s, "poll", NULL, e->yield ? "yield" : "spin");
+	eb_fact_str(s, "poll", NULL, eb_engine_poll_name(e));
 	eb_fact_int(s, "host_ranks", NULL, e->host_ranks);
 	eb_fact_int(s, "host_cores", NULL, e->cores);
 	snprintf(hosts, sizeof(hosts), "%s%d ranks here, %d cores",
 		 c->o->fab.poll != EB_POLL_AUTO ? "asked; " : "auto: ", e->host_ranks, e->cores);
-	eb_head_fact(&s->head, "poll", "%s (%s)", e->yield ? "yield" : "spin", hosts);
+	eb_head_fact(&s->head, "poll", "%s (%s)", eb_engine_poll_name(e), hosts);
 	if (c->o->cpu_map != NULL)
 		eb_fact_str(s, "cpu_map", "cpu map", c->o->cpu_map);
 	eb_fact_str(s, "timer", "timer", eb_ticks_tsc ? "tsc" : "clock_gettime");

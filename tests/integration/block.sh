@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# block.sh: --poll block. A rank that waits on a stopped peer sleeps on its completion queues'
+# file descriptors (spinning, the same wait burns its core: the control); a run with it
+# verifies every byte and says so in the header and JSON; a provider without such queues
+# (shm) is refused in one line, exit 2, before any rank starts.
+. "$(dirname "$0")/lib.sh"
+
+# shm has no file descriptor to wait on: refused by the launcher's probe.
+start=$(date +%s%N)
+timeout 30 "$EFABENCH" sendrecv --np 2 --provider shm --poll block -v >"$WORK/shm.out" \
+	2>"$WORK/shm.err"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+[ $rc -eq 2 ] || fail "shm --poll block: exit $rc, want 2: $(cat "$WORK/shm.err")"
+[ "$(grep -c "error: --poll block: shm" "$WORK/shm.err")" -eq 1 ] ||
+	fail "shm --poll block: not one line naming the option and provider: $(cat "$WORK/shm.err")"
+grep -q "rank 0 is pid" "$WORK/shm.err" && fail "shm --poll block: ranks started"
+echo "ok: shm refused in $ms ms"
+
+# tcp: every byte checked, the header and the JSON name the policy.
+timeout 120 "$EFABENCH" write --np 2 --provider tcp --poll block -b 4K -e 4M -n 20 -w 2 --check \
+	--json "$WORK/tcp.json" >"$WORK/tcp.out" 2>&1 || fail "tcp --poll block: $(cat "$WORK/tcp.out")"
+grep -q "^# poll: block (asked; 2 ranks here" "$WORK/tcp.out" || fail "the header: $(grep poll "$WORK/tcp.out")"
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["settings"]["poll"])' "$WORK/tcp.json")
+[ "$got" = block ] || fail "JSON settings.poll: $got"
+echo "ok: tcp write --poll block --check"
+
+# cpu_while_stopped POLL: CPU seconds (x100) rank 1 spends in 1 s while rank 0 is stopped.
+cpu_while_stopped() {
+	local job r0 r1 a b
+	"$EFABENCH" sendrecv --np 2 --provider tcp --poll "$1" -b 64K -e 64K -n 100000000 -q -v \
+		--timeout 60 >/dev/null 2>"$WORK/$1.err" &
+	job=$!
+	for _ in $(seq 300); do
+		grep -q "rank 0\]: measuring " "$WORK/$1.err" && break
+		sleep 0.1
+	done
+	r0=$(sed -n 's/^efabench: rank 0 is pid \([0-9]*\)$/\1/p' "$WORK/$1.err")
+	r1=$(sed -n 's/^efabench: rank 1 is pid \([0-9]*\)$/\1/p' "$WORK/$1.err")
+	[ -n "$r0" ] && [ -n "$r1" ] || { kill -9 $job; fail "$1: ranks never measured"; }
+	kill -STOP "$r0"
+	sleep 0.2 # rank 1 runs out of work
+	a=$(awk '{print $14 + $15}' "/proc/$r1/stat")
+	sleep 1
+	b=$(awk '{print $14 + $15}' "/proc/$r1/stat")
+	kill -CONT "$r0"
+	kill $job 2>/dev/null
+	wait $job 2>/dev/null
+	echo $(((b - a) * 100 / $(getconf CLK_TCK)))
+}
+spin=$(cpu_while_stopped spin)
+block=$(cpu_while_stopped block)
+echo "CPU of the waiting rank in 1 s: spin ${spin}%, block ${block}%"
+[ "$spin" -ge 50 ] || fail "spin: the control burnt only ${spin}% of a core"
+[ "$block" -le 10 ] || fail "block: the waiting rank burnt ${block}% of a core"
+echo "PASS"
