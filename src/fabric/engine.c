@@ -348,6 +348,7 @@ void eb_engine_close(struct eb_engine *e)
 	for (c = 0; e->stash != NULL && c < e->nchan; c++)
 		free(e->stash[c].ent);
 	free(e->stash);
+	free(e->pfd);
 	eb_fabric_free_nics(e->nics, e->nnics);
 	memset(e, 0, sizeof(*e));
 }
