@@ -57,7 +57,7 @@ struct eb_nic {
 /* Waits poll their completion queues; between empty polls they spin while every busy thread
  * of the ranks on this host has a core of its own, and give the core up (sched_yield) when
  * the host is oversubscribed, so the peer they wait for can run. Block (asked for only) sleeps
- * on the queues' file descriptors, where the provider has them (tcp, sockets). */
+ * on the queues' file descriptors, where the provider has them (tcp, sockets, efa >= 2.3). */
 enum eb_poll { EB_POLL_AUTO, EB_POLL_SPIN, EB_POLL_YIELD, EB_POLL_BLOCK };
 
 /* The policy auto picks: spin when local_ranks * threads <= cores, else yield. */

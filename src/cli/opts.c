@@ -139,7 +139,8 @@ static const struct eb_opt fabric[] = {
      "auto (default: spin while every rank on this host has a\n"
      "core of its own, else yield the core between empty polls),\n"
      "spin, yield, or block (sleep on the completion queues'\n"
-     "file descriptors: tcp, sockets; refused where none)",
+     "file descriptors where the provider gives them: tcp,\n"
+     "sockets, efa from libfabric 2.3; refused where none)",
      polls},
     {"window", 0, "N", eb_opt_lng, O(window), 1, 65536,
      "chunks in flight per channel (default 16 on tcp/sockets,\n"
