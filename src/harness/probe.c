@@ -37,11 +37,11 @@ static int try_gpu_reg(const struct eb_opts *o, int gpu)
 	return rc == EB_ENOTSUP && r.state != EB_GREG_NO_P2P ? EB_EINVAL : rc;
 }
 
-/* The benchmark's points against what one operation may carry on the first NIC a run uses,
- * and --poll block against its provider's completion queues. */
-static int try_fits(const struct eb_opts *o)
+/* On the first NIC a run uses: the benchmark's points against what one operation may carry
+ * (with fits), and --poll block against its provider's completion queues. */
+static int try_first_nic(const struct eb_opts *o, int fits)
 {
-	const struct eb_bench *b = o->cmd->bench;
+	const struct eb_bench *b = fits ? o->cmd->bench : NULL;
 	int block = o->fab.poll == EB_POLL_BLOCK;
 	struct eb_limits lim;
 	struct eb_nic *nics;
@@ -90,8 +90,14 @@ static int validate(const void *arg, void *out)
 	if (rc == EB_OK && o->mem == EB_MEM_DEVICE && !o->staged)
 		rc = try_gpu_reg(o, o->gpu >= 0 ? o->gpu : 0);
 	if (rc == EB_OK)
-		rc = try_fits(o);
+		rc = try_first_nic(o, 1);
 	return eb_exit_code(rc);
+}
+
+static int validate_poll(const void *arg, void *out)
+{
+	(void)out;
+	return eb_exit_code(try_first_nic(arg, 0));
 }
 
 struct mem_choice {
@@ -177,6 +183,13 @@ int eb_harness_probe(struct eb_opts *o)
 		return -1;
 	code = eb_launch_probe(validate, &a, &none, 1);
 	return code != 0 ? -code : a.np;
+}
+
+int eb_harness_probe_poll(const struct eb_opts *o)
+{
+	char none;
+
+	return o->fab.poll == EB_POLL_BLOCK ? -eb_launch_probe(validate_poll, o, &none, 1) : 0;
 }
 
 /* This rank's GPU: --gpu, else the local rank modulo the GPUs CUDA sees. */

@@ -9,6 +9,10 @@
  * status after one line. */
 int eb_harness_probe(struct eb_opts *o);
 
+/* For subcommands with probes of their own: --poll block refused (minus exit status 2, after
+ * one line) where the provider's completion queues have no file descriptor; else 0. */
+int eb_harness_probe_poll(const struct eb_opts *o);
+
 /* --mem auto decided: device memory where a GPU is present and the provider registers it,
  * pinned host memory where a GPU is but the provider cannot, else host; o->mem and
  * o->mem_why say which and why. boot NULL: before the embedded launcher forks (asked in a

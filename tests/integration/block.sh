@@ -16,6 +16,12 @@ ms=$((($(date +%s%N) - start) / 1000000))
 	fail "shm --poll block: not one line naming the option and provider: $(cat "$WORK/shm.err")"
 grep -q "rank 0 is pid" "$WORK/shm.err" && fail "shm --poll block: ranks started"
 echo "ok: shm refused in $ms ms"
+# doctor, whose probe is its own, refuses it the same way.
+timeout 30 "$EFABENCH" doctor --provider shm --poll block >"$WORK/doc.out" 2>"$WORK/doc.err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "error: --poll block: shm" "$WORK/doc.err")" -eq 1 ] ||
+	fail "doctor --poll block on shm: exit $rc, want 2 and one line: $(cat "$WORK/doc.err")"
+echo "ok: doctor refused"
 
 # tcp: every byte checked, the header and the JSON name the policy.
 timeout 120 "$EFABENCH" write --np 2 --provider tcp --poll block -b 4K -e 4M -n 20 -w 2 --check \

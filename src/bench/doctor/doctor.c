@@ -4,6 +4,7 @@
  * met it. One PASS / WARN / FAIL line per check; exit 1 when any check fails. */
 #include "doctor_net.h"
 #include "harness/bench.h"
+#include "harness/probe.h"
 #include "bench/pairs/pairs.h"
 #include "efabench/status.h"
 #include "core/clock.h"
@@ -193,7 +194,9 @@ static int doctor_close(const struct eb_ctx *c, struct eb_sheet *s)
 /* Ranks to start on this host: --np, else 2; no fabric check first (that is doctor's job). */
 static int doctor_probe(struct eb_opts *o)
 {
-	return o->np > 0 ? o->np : 2;
+	int rc = eb_harness_probe_poll(o);
+
+	return rc < 0 ? rc : o->np > 0 ? o->np : 2;
 }
 
 static int doctor_finish(struct eb_opts *o, void *own)
