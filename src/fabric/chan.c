@@ -215,6 +215,13 @@ static int refuse_block(const struct eb_chan *c, const char *call, int rc)
 	return EB_EINVAL;
 }
 
+static int close_refused(struct eb_chan *c, const char *call, int rc)
+{
+	fi_close(&c->cq->fid);
+	c->cq = NULL;
+	return refuse_block(c, call, rc);
+}
+
 /* The channel's CQ; with block, one whose wait object is a file descriptor (c->wait_fd). */
 static int open_cq(struct eb_chan *c, struct fi_cq_attr *attr, int block)
 {
@@ -224,11 +231,8 @@ static int open_cq(struct eb_chan *c, struct fi_cq_attr *attr, int block)
 	rc = fi_cq_open(c->domain, attr, &c->cq, NULL);
 	if (rc != 0 && block) { /* the wait object refused, or the size? */
 		attr->wait_obj = FI_WAIT_NONE;
-		if (fi_cq_open(c->domain, attr, &c->cq, NULL) == 0) {
-			fi_close(&c->cq->fid);
-			c->cq = NULL;
-			return refuse_block(c, "fi_cq_open with FI_WAIT_FD", rc);
-		}
+		if (fi_cq_open(c->domain, attr, &c->cq, NULL) == 0)
+			return close_refused(c, "fi_cq_open with FI_WAIT_FD", rc);
 		attr->wait_obj = FI_WAIT_FD;
 	}
 	if (rc != 0 && attr->size > 0) { /* more than the provider allows: its own size */
@@ -242,12 +246,18 @@ static int open_cq(struct eb_chan *c, struct fi_cq_attr *attr, int block)
 		FAIL("fi_cq_open", rc);
 		return EB_EFABRIC;
 	}
-	if (block && (rc = fi_control(&c->cq->fid, FI_GETWAIT, &c->wait_fd)) != 0) {
-		fi_close(&c->cq->fid);
-		c->cq = NULL;
-		return refuse_block(c, "fi_control FI_GETWAIT", rc);
+	if (!block)
+		return EB_OK;
+	rc = fi_control(&c->cq->fid, FI_GETWAIT, &c->wait_fd);
+	if (rc == 0) { /* an empty queue must be one to wait on (efa refuses CQs it cannot arm) */
+		struct fid *cq = &c->cq->fid;
+		int tw = fi_trywait(c->fabric, &cq, 1);
+
+		if (tw != FI_SUCCESS && tw != -FI_EAGAIN)
+			return close_refused(c, "fi_trywait", tw);
+		return EB_OK;
 	}
-	return EB_OK;
+	return close_refused(c, "fi_control FI_GETWAIT", rc);
 }
 
 int eb_chan_open(struct eb_chan *c, const struct eb_nic *nic, int index, int nranks,

@@ -210,6 +210,8 @@ static int open_channels(struct eb_engine *e, const struct eb_fabric_opts *o, in
 		rc = eb_chan_open(&e->chan[c], nic, c, e->size, &cfg);
 		if (rc != EB_OK)
 			break;
+		if (e->block)
+			e->pfd[c] = (struct pollfd){.fd = e->chan[c].wait_fd, .events = POLLIN};
 		e->chan[c].nic_index = c % e->nnics;
 		e->nchan = c + 1;
 	}
@@ -555,24 +557,31 @@ static int busy(struct eb_engine *e)
 
 /* --poll block: once every channel's provider says nothing is pending (fi_trywait), sleep on
  * the CQs' file descriptors until one is ready, the deadline or the next look at the peers. */
-static void sleep_on_cqs(struct eb_engine *e, uint64_t now, uint64_t deadline)
+static int sleep_on_cqs(struct eb_engine *e, uint64_t now, uint64_t deadline)
 {
 	uint64_t until = deadline < e->next_check_ns ? deadline : e->next_check_ns;
 	struct timespec ts;
-	int c;
+	int c, rc;
 
 	if (until <= now)
-		return;
+		return EB_OK;
 	for (c = 0; c < e->nchan; c++) {
 		struct fid *cq = &e->chan[c].cq->fid;
 
-		if (fi_trywait(e->chan[c].fabric, &cq, 1) != FI_SUCCESS)
-			return; /* something to read (or -FI_EAGAIN): poll again */
-		e->pfd[c] = (struct pollfd){.fd = e->chan[c].wait_fd, .events = POLLIN};
+		rc = fi_trywait(e->chan[c].fabric, &cq, 1);
+		if (rc == -FI_EAGAIN)
+			return EB_OK;	/* something to read: poll again */
+		if (rc != FI_SUCCESS) { /* not a sleep quietly turned into a spin */
+			eb_err("fi_trywait on channel %d (%s): %s", c, e->chan[c].nic.domain,
+			       fi_strerror(-rc));
+			e->failed = 1;
+			return EB_EFABRIC;
+		}
 	}
 	ts.tv_sec = (time_t)((until - now) / 1000000000u);
 	ts.tv_nsec = (long)((until - now) % 1000000000u);
 	(void)ppoll(e->pfd, (nfds_t)e->nchan, &ts, NULL); /* EINTR: polled again anyway */
+	return EB_OK;
 }
 
 /* An empty poll: yield when oversubscribed, and now and then look at the clock and the peers. */
@@ -596,7 +605,7 @@ static int idle(struct eb_engine *e, uint64_t *deadline)
 	if (now > *deadline)
 		return EB_ETIMEDOUT;
 	if (e->block && e->idle_polls > SPIN_POLLS)
-		sleep_on_cqs(e, now, *deadline);
+		return sleep_on_cqs(e, now, *deadline);
 	return EB_OK;
 }
 
