@@ -274,6 +274,9 @@ struct eb_sweep_def {
 
 /* What the harness opens for a benchmark before its setup. */
 #define EB_USES_FABRIC 1u /* the engine, its channels on the NICs near the rank's GPU */
+/* The head of its header and JSON (eb_fabric_head): a benchmark on the fabric, off the sweep,
+ * whose payloads are eb_payload's and whose points run the options' warm-up and iterations. */
+#define EB_USES_HEAD 2u
 
 /* A benchmark: its points and the hooks the schedule calls for them. The sweep (sweep.h)
  * provides the plan, header and records of the benchmarks whose points are sizes x variants;
@@ -372,10 +375,12 @@ int eb_report_bytes(struct eb_ctx *c, const void *data, size_t len);
  * operation, GPU memory's path), for the header and JSON settings of every benchmark on the
  * fabric; the sweep states them itself. */
 void eb_fabric_facts(const struct eb_ctx *c, struct eb_sheet *s);
-/* Rank 0: JSON "settings" of a benchmark on the fabric that is not on the sweep (whose own
- * holds these and more): bench, ranks, launcher, provider, channel NICs, warm-up, iterations,
- * chunk, window, how waits poll and the count that chose it, timer, libfabric, memory. */
-void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s);
+/* Rank 0: the head the harness writes for a benchmark on the fabric that is not on the sweep
+ * (whose own holds these and more), before the benchmark's facts: its name and summary; JSON
+ * "settings" (bench, ranks, launcher, provider, channel NICs, warm-up, iterations, chunk,
+ * window, how waits poll and the count that chose it, timer, libfabric, memory); the
+ * channels' facts; the payloads' memory and registration. */
+void eb_fabric_head(const struct eb_ctx *c, struct eb_sheet *s);
 /* Rank 0: the chunk, and what was asked where the provider's largest write cut it. */
 void eb_chunk_fact(const struct eb_ctx *c, struct eb_sheet *s);
 /* The link speed BusBW divides by: 0 (BusBW '-') where no NIC carried the bytes, every peer

@@ -172,7 +172,7 @@ void eb_chunk_fact(const struct eb_ctx *c, struct eb_sheet *s)
 		     eb_size_format(c->chunk_asked, asked, sizeof(asked)));
 }
 
-void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s)
+static void run_settings(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	const struct eb_engine *e = c->e;
 	const char *nics[64];
@@ -201,4 +201,31 @@ void eb_run_settings(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_str(s, "mem", NULL, eb_mem_kind_name(c->mem));
 	eb_fact_num(s, "timeout_s", NULL, c->o->fab.timeout_s, NULL);
 	eb_fact_end(s);
+}
+
+/* Where the payloads are and how the NIC reaches them. */
+static void mem_facts(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	const char *why = c->o->mem_why;
+
+	eb_fact_str(s, "mem", why[0] ? NULL : "memory", eb_mem_kind_name(c->mem));
+	if (why[0]) { /* --mem auto: what it found */
+		eb_head_fact(&s->head, "memory", "%s (%s)", eb_mem_kind_name(c->mem), why);
+		eb_fact_str(s, "mem_why", NULL, why);
+	}
+	eb_fact_str(s, "registration", "registration",
+		    c->staged ? "staged" : eb_reg_path_name(c->path));
+	if (c->staged)
+		eb_head_fact(&s->head, "staged",
+			     "through pinned bounce buffers, copied inside each phase");
+}
+
+void eb_fabric_head(const struct eb_ctx *c, struct eb_sheet *s)
+{
+	eb_head_fact(&s->head, NULL, "efabench %s: %s", c->o->cmd->name, c->o->cmd->summary);
+	run_settings(c, s);
+	eb_fact_break(s);
+	eb_fabric_facts(c, s);
+	eb_fact_break(s);
+	mem_facts(c, s);
 }

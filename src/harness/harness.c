@@ -121,6 +121,8 @@ static int open_sheet(struct eb_ctx *c, struct eb_sheet *s)
 	int rc = eb_sheet_begin(s, c->o->cmd->name, c->o->csv, c->o->json, c->o->md);
 
 	eb_stamp(c, s);
+	if (b->uses & EB_USES_HEAD)
+		eb_fabric_head(c, s);
 	if (b->facts != NULL)
 		b->facts(c, s);
 	if (b->cols != NULL)

@@ -154,7 +154,7 @@ static void moe_teardown(struct eb_ctx *c)
 
 const struct eb_bench eb_moe_bench = {
     .priv_size = sizeof(struct mstate),
-    .uses = EB_USES_FABRIC,
+    .uses = EB_USES_FABRIC | EB_USES_HEAD,
     .spans = spans,
     .nspans = 1,
     .events = eb_moe_events,

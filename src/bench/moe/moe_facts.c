@@ -28,7 +28,6 @@ static void shape_facts(const struct eb_ctx *c, const struct mstate *st, struct 
 {
 	const struct mopts *mo = st->mo;
 
-	eb_head_fact(&s->head, NULL, "efabench moe: %s", c->o->cmd->summary);
 	eb_fact_break(s);
 	eb_fact_int(s, "ranks", "ranks", c->nranks);
 	eb_fact_str(s, "launcher", "launcher", launcher(c));
@@ -83,23 +82,9 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 	}
 }
 
-static void fabric_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+/* How a write is cut: the harness's chunk, moe's piece. */
+static void cut_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
-	eb_fact_break(s);
-	eb_fabric_facts(c, s);
-	eb_fact_break(s);
-	eb_fact_str(s, "mem", c->o->mem_why[0] ? NULL : "memory", eb_mem_kind_name(c->mem));
-	if (c->o->mem_why[0]) { /* --mem auto: what it found */
-		eb_head_fact(&s->head, "memory", "%s (%s)", eb_mem_kind_name(c->mem),
-			     c->o->mem_why);
-		eb_fact_str(s, "mem_why", NULL, c->o->mem_why);
-	}
-	eb_fact_str(s, "registration", "registration",
-		    c->staged ? "staged" : eb_reg_path_name(c->path));
-	if (c->staged)
-		eb_head_fact(&s->head, "staged",
-			     "through pinned bounce buffers, copied inside "
-			     "each phase");
 	eb_chunk_fact(c, s);
 	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
 }
@@ -327,10 +312,9 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	const struct mstate *st = c->priv;
 
-	eb_run_settings(c, s);
 	shape_facts(c, st, s);
 	host_facts(c, st, s);
-	fabric_facts(c, st, s);
+	cut_facts(c, st, s);
 	routing_facts(c, st, s);
 	load_facts(c, st, s);
 	run_facts(c, st, s);
