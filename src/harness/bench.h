@@ -319,7 +319,8 @@ struct eb_bench {
 	/* Optional, after setup: what rank 0's header needs of every rank (collective). */
 	int (*gather)(struct eb_ctx *c);
 	/* Optional: before the first point of a run of points with the same var, and after its
-	 * last (failed: a rank failed, stop at once). Collective. */
+	 * last (failed: a rank failed, stop at once). Every rank enters together and leaves
+	 * once every rank is done with the var (the harness's barriers). Collective. */
 	int (*enter)(struct eb_ctx *c);
 	int (*leave)(struct eb_ctx *c, int failed);
 	/* Optional: every rank's role and peer in turn c->turn (NULL: the point's flow). */

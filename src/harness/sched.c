@@ -25,11 +25,15 @@ static int h_prepare(void *arg)
 	return h->b->prepare != NULL ? h->b->prepare(h->c) : EB_OK;
 }
 
+/* Every rank here (a barrier with the run's deadline). */
+static int together(struct eb_ctx *c)
+{
+	return c->boot != NULL ? eb_boot_barrier(c->boot, eb_deadline(c->o->fab.timeout_s)) : EB_OK;
+}
+
 static int h_align(void *arg)
 {
-	struct eb_ctx *c = ((struct hooked *)arg)->c;
-
-	return c->boot != NULL ? eb_boot_barrier(c->boot, eb_deadline(c->o->fab.timeout_s)) : EB_OK;
+	return together(((struct hooked *)arg)->c);
 }
 
 static int h_iter(void *arg, long i)
@@ -235,7 +239,18 @@ double eb_sched_work(const struct eb_ctx *c, const struct eb_pt *pt)
 	       (double)c->o->rounds;
 }
 
-/* enter the point's var when it is not the one entered; leave it before another. */
+/* Leave the var entered once every rank is done with it (no rank stops what a peer still
+ * writes to or waits on), or at once where a rank failed. */
+static int leave(struct eb_ctx *c, int failed)
+{
+	int rc = failed ? EB_OK : together(c), rc2;
+
+	rc2 = c->b->leave(c, failed || rc != EB_OK);
+	return rc != EB_OK ? rc : rc2;
+}
+
+/* enter the point's var when it is not the one entered, every rank together; leave it before
+ * another. */
 static int switch_to(struct eb_ctx *c, const struct eb_pt *pt, int *entered)
 {
 	int rc = EB_OK;
@@ -243,10 +258,12 @@ static int switch_to(struct eb_ctx *c, const struct eb_pt *pt, int *entered)
 	if (*entered == pt->var + 1)
 		return EB_OK;
 	if (*entered && c->b->leave != NULL)
-		rc = c->b->leave(c, 0);
+		rc = leave(c, 0);
 	*entered = 0;
-	if (rc == EB_OK && c->b->enter != NULL)
-		rc = c->b->enter(c);
+	if (rc == EB_OK && c->b->enter != NULL) {
+		rc = together(c);
+		rc = rc != EB_OK ? rc : c->b->enter(c);
+	}
 	if (rc == EB_OK)
 		*entered = pt->var + 1;
 	return rc;
@@ -289,7 +306,7 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 				rc = eb_point_finish(c, &pts[i], &s[i], &m[i]);
 		}
 	if (entered && c->b->leave != NULL) {
-		int rc2 = c->b->leave(c, rc != EB_OK);
+		int rc2 = leave(c, rc != EB_OK);
 
 		rc = rc != EB_OK ? rc : rc2;
 	}

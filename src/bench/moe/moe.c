@@ -52,8 +52,9 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	return n;
 }
 
-/* An initiator's points run on its own proxy threads: every rank's are up before the first
- * write, and every rank's writes are in before they stop. */
+/* An initiator's points run on its own proxy threads, started as every rank enters (before
+ * the first iteration's barrier) and stopped once every rank is done (the harness leaves
+ * together). */
 static int moe_enter(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
@@ -61,25 +62,19 @@ static int moe_enter(struct eb_ctx *c)
 
 	if (c->pt->var == MOE_CE)
 		return eb_moe_ce_enter(c, st);
-	rc = eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
-
 	st->init = c->pt->var;
-	rc = rc != EB_OK ? rc : eb_moe_begin(c);
+	rc = eb_moe_begin(c);
 	st->puts_mark = eb_moe_puts(st);
 	return rc;
 }
 
 static int moe_leave(struct eb_ctx *c, int failed)
 {
-	int rc, rc2;
-
 	if (c->pt->var == MOE_CE) {
 		eb_moe_ce_leave(c->priv);
 		return EB_OK;
 	}
-	rc = failed ? EB_OK : eb_boot_barrier(c->boot, eb_engine_deadline(c->e));
-	rc2 = eb_moe_end(c, failed || rc != EB_OK);
-	return rc != EB_OK ? rc : rc2;
+	return eb_moe_end(c, failed);
 }
 
 static int moe_prepare(struct eb_ctx *c)
