@@ -203,7 +203,7 @@ static void run_settings(const struct eb_ctx *c, struct eb_sheet *s)
 	eb_fact_end(s);
 }
 
-/* Where the payloads are and how the NIC reaches them. */
+/* Where the payloads are, how the NIC reaches them, and the chunks it moves them in. */
 static void mem_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	const char *why = c->o->mem_why;
@@ -218,6 +218,7 @@ static void mem_facts(const struct eb_ctx *c, struct eb_sheet *s)
 	if (c->staged)
 		eb_head_fact(&s->head, "staged",
 			     "through pinned bounce buffers, copied inside each phase");
+	eb_chunk_fact(c, s);
 }
 
 void eb_fabric_head(const struct eb_ctx *c, struct eb_sheet *s)

@@ -82,13 +82,6 @@ static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct e
 	}
 }
 
-/* How a write is cut: the harness's chunk, moe's piece. */
-static void cut_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
-{
-	eb_chunk_fact(c, s);
-	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
-}
-
 /* Tokens every rank receives, and the routing's name and seed. */
 static void routing_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
@@ -119,6 +112,7 @@ static void routing_facts(const struct eb_ctx *c, const struct mstate *st, struc
 /* What a write carries, the threads that post them and the producers that feed them. */
 static void thread_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
+	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
 	if (st->w.coalesce)
 		eb_fact_say(
 		    s, "fabric writes",
@@ -314,7 +308,6 @@ void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 
 	shape_facts(c, st, s);
 	host_facts(c, st, s);
-	cut_facts(c, st, s);
 	routing_facts(c, st, s);
 	load_facts(c, st, s);
 	run_facts(c, st, s);
