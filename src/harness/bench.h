@@ -75,6 +75,11 @@ struct eb_pt {
 	enum eb_flow flow; /* roles in each turn, without a turn hook */
 	const char *name;  /* the progress line's */
 	const struct eb_variant *variant; /* the sweep's (c->var while it runs) */
+	/* A point that measures something else than the benchmark's operation (a header point
+	 * timing the copy engines) names hooks of its own: its enter, leave, turn, prepare,
+	 * iter, run, verify, report, landing and record replace the benchmark's (eb_pt_hooks).
+	 * NULL: the benchmark's. */
+	const struct eb_bench *own;
 };
 
 /* What one rank did in one turn of a point, as every rank reports it. */
@@ -359,6 +364,12 @@ struct eb_bench {
 	 * a status every rank then leaves with (EB_EVERIFY: a check failed). */
 	int (*close)(const struct eb_ctx *c, struct eb_sheet *s);
 };
+
+/* The hooks that run point pt: its own, else the benchmark's. */
+static inline const struct eb_bench *eb_pt_hooks(const struct eb_bench *b, const struct eb_pt *pt)
+{
+	return pt->own != NULL ? pt->own : b;
+}
 
 /* A span: add secs to span k (of b->spans) in the current turn, as an iteration of it (or a
  * sample of a stage). Kept per rank with the warm-up dropped, and summarised like the point's

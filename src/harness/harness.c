@@ -144,7 +144,7 @@ static void hand_over(struct eb_ctx *c, struct eb_meas *m, int n, struct eb_shee
 
 		if (r == NULL)
 			break;
-		b->record(c, &m[i], s, r);
+		eb_pt_hooks(b, m[i].pt)->record(c, &m[i], s, r);
 		if (r->n == 0) /* its figures went to the header */
 			eb_doc_pop(&s->doc);
 		else

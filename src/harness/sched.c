@@ -88,8 +88,8 @@ static uint64_t phase_deadline(const struct eb_ctx *c, long iters)
  * wrong words of all (*wrong gets this rank's). samples (NULL: warm-up) gets *got seconds. */
 static int phase(struct eb_ctx *c, long iters, double *samples, long *got, uint64_t *wrong)
 {
-	const struct eb_bench *b = c->b;
 	const struct eb_pt *pt = c->pt;
+	const struct eb_bench *b = eb_pt_hooks(c->b, pt);
 	struct hooked h = {b, c};
 	int self = (pt->flags & EB_PT_SELF_TIMED) || b->iter == NULL;
 	struct eb_loop l = {.arg = &h,
@@ -196,6 +196,7 @@ static int timed(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *p, long r,
 		 struct eb_progress *prog)
 {
+	const struct eb_bench *b = eb_pt_hooks(c->b, pt);
 	int t, rc = EB_OK;
 
 	set_point(c, pt);
@@ -209,8 +210,8 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 
 		c->turn = t;
 		c->label[0] = '\0';
-		if (c->b->turn != NULL)
-			c->b->turn(c);
+		if (b->turn != NULL)
+			b->turn(c);
 		else
 			eb_sched_flow_turn(c);
 		if (prog != NULL && c->label[0] != '\0')
@@ -222,9 +223,9 @@ static int visit(struct eb_ctx *c, const struct eb_pt *pt, struct eb_point_run *
 		if (rc == EB_OK)
 			rc = timed(c, pt, p, t, r);
 		me->secs += (double)(eb_now_ns() - t0) * 1e-9;
-		if (rc == EB_OK && r == c->o->rounds - 1 && c->b->report != NULL) {
+		if (rc == EB_OK && r == c->o->rounds - 1 && b->report != NULL) {
 			c->blob = pt->flags & EB_PT_GATHER ? &p->blob[t] : NULL;
-			c->b->report(c, me);
+			b->report(c, me);
 			c->blob = NULL;
 		}
 	}
@@ -239,33 +240,43 @@ double eb_sched_work(const struct eb_ctx *c, const struct eb_pt *pt)
 	       (double)c->o->rounds;
 }
 
+/* The var entered and the hooks that entered it (NULL: none). */
+struct entered {
+	int var;
+	const struct eb_bench *b;
+};
+
 /* Leave the var entered once every rank is done with it (no rank stops what a peer still
  * writes to or waits on), or at once where a rank failed. */
-static int leave(struct eb_ctx *c, int failed)
+static int leave(struct eb_ctx *c, struct entered *in, int failed)
 {
-	int rc = failed ? EB_OK : together(c), rc2;
+	const struct eb_bench *b = in->b;
+	int rc = EB_OK, rc2 = EB_OK;
 
-	rc2 = c->b->leave(c, failed || rc != EB_OK);
+	in->b = NULL;
+	if (b == NULL || b->leave == NULL)
+		return EB_OK;
+	rc = failed ? EB_OK : together(c);
+	rc2 = b->leave(c, failed || rc != EB_OK);
 	return rc != EB_OK ? rc : rc2;
 }
 
 /* enter the point's var when it is not the one entered, every rank together; leave it before
  * another. */
-static int switch_to(struct eb_ctx *c, const struct eb_pt *pt, int *entered)
+static int switch_to(struct eb_ctx *c, const struct eb_pt *pt, struct entered *in)
 {
+	const struct eb_bench *b = eb_pt_hooks(c->b, pt);
 	int rc = EB_OK;
 
-	if (*entered == pt->var + 1)
+	if (in->b == b && in->var == pt->var)
 		return EB_OK;
-	if (*entered && c->b->leave != NULL)
-		rc = leave(c, 0);
-	*entered = 0;
-	if (rc == EB_OK && c->b->enter != NULL) {
+	rc = leave(c, in, 0);
+	if (rc == EB_OK && b->enter != NULL) {
 		rc = together(c);
-		rc = rc != EB_OK ? rc : c->b->enter(c);
+		rc = rc != EB_OK ? rc : b->enter(c);
 	}
 	if (rc == EB_OK)
-		*entered = pt->var + 1;
+		*in = (struct entered){pt->var, b};
 	return rc;
 }
 
@@ -285,7 +296,8 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 		 struct eb_progress *prog)
 {
 	struct eb_point_run *s = calloc((size_t)n, sizeof(*s));
-	int i, entered = 0, rc = s != NULL ? alloc_points(c, pts, n, s) : EB_ENOMEM;
+	struct entered in = {0, NULL};
+	int i, rc = s != NULL ? alloc_points(c, pts, n, s) : EB_ENOMEM;
 	long r;
 
 	memset(m, 0, sizeof(*m) * (size_t)n);
@@ -297,7 +309,7 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 			if (prog != NULL && pts[i].name != NULL)
 				eb_progress_step(prog, pts[i].name, 0);
 			set_point(c, &pts[i]);
-			rc = switch_to(c, &pts[i], &entered);
+			rc = switch_to(c, &pts[i], &in);
 			if (rc == EB_OK)
 				rc = visit(c, &pts[i], &s[i], r, prog);
 			if (prog != NULL)
@@ -305,8 +317,8 @@ int eb_sched_row(struct eb_ctx *c, const struct eb_pt *pts, int n, struct eb_mea
 			if (rc == EB_OK && r == c->o->rounds - 1)
 				rc = eb_point_finish(c, &pts[i], &s[i], &m[i]);
 		}
-	if (entered && c->b->leave != NULL) {
-		int rc2 = leave(c, rc != EB_OK);
+	if (in.b != NULL) {
+		int rc2 = leave(c, &in, rc != EB_OK);
 
 		rc = rc != EB_OK ? rc : rc2;
 	}

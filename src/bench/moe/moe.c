@@ -54,26 +54,15 @@ static int moe_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 
 /* An initiator's points run on its own proxy threads, started as every rank enters (before
  * the first iteration's barrier) and stopped once every rank is done (the harness leaves
- * together). */
+ * together). The copy engines' points run hooks of their own (moe_ce.c). */
 static int moe_enter(struct eb_ctx *c)
 {
-	struct mstate *st = c->priv;
-	int rc;
-
-	if (c->pt->var == MOE_CE)
-		return eb_moe_ce_enter(c, st);
-	st->init = c->pt->var;
-	rc = eb_moe_begin(c);
-	st->puts_mark = eb_moe_puts(st);
-	return rc;
+	((struct mstate *)c->priv)->init = c->pt->var;
+	return eb_moe_begin(c);
 }
 
 static int moe_leave(struct eb_ctx *c, int failed)
 {
-	if (c->pt->var == MOE_CE) {
-		eb_moe_ce_leave(c->priv);
-		return EB_OK;
-	}
 	return eb_moe_end(c, failed);
 }
 
@@ -83,8 +72,6 @@ static int moe_prepare(struct eb_ctx *c)
 	int rc;
 
 	st->op = c->pt->step;
-	if (c->pt->var == MOE_CE)
-		return EB_OK;
 	rc = eb_moe_prepare(c);
 	return rc != EB_OK ? rc : eb_moe_stamps_open(c, st);
 }
@@ -92,16 +79,13 @@ static int moe_prepare(struct eb_ctx *c)
 static int moe_iter(struct eb_ctx *c, long i)
 {
 	(void)i;
-	return c->pt->var == MOE_CE ? eb_moe_ce_iter(c, c->priv) : eb_moe_iter(c);
+	return eb_moe_iter(c);
 }
 
 static int moe_verify(struct eb_ctx *c, uint64_t *wrong)
 {
-	int rc;
+	int rc = eb_moe_stamps_close(c, c->priv);
 
-	if (c->pt->var == MOE_CE)
-		return EB_OK;
-	rc = eb_moe_stamps_close(c, c->priv);
 	return rc != EB_OK ? rc : eb_moe_verify(c, wrong);
 }
 
@@ -109,11 +93,8 @@ static int moe_verify(struct eb_ctx *c, uint64_t *wrong)
 static void moe_report(struct eb_ctx *c, struct eb_turn_rep *rep)
 {
 	struct mstate *st = c->priv;
-	uint64_t now;
+	uint64_t now = eb_moe_puts(st);
 
-	if (c->pt->var == MOE_CE)
-		return;
-	now = eb_moe_puts(st);
 	rep->own[0] = (double)(now - st->puts_mark) / (double)(c->pt->warmup + c->pt->iters);
 	st->puts_mark = now;
 }
@@ -123,18 +104,14 @@ static const struct eb_payload *moe_landing(struct eb_ctx *c, size_t *off, size_
 	struct mstate *st = c->priv;
 
 	*len = 0;
-	if (c->pt->var != MOE_CE)
-		eb_moe_landing(c, off, len);
+	eb_moe_landing(c, off, len);
 	return &st->dst;
 }
 
 static void moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 		       struct eb_rec *r)
 {
-	if (m->pt->var == MOE_CE)
-		eb_moe_ce_record(c, m, s);
-	else
-		eb_moe_record(c, m, s, r);
+	eb_moe_record(c, m, s, r);
 }
 
 static int moe_setup(struct eb_ctx *c)

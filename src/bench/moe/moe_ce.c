@@ -15,22 +15,6 @@ int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st)
 	return c->mem == EB_MEM_DEVICE && st->plan.intra && st->hosts.most > 1;
 }
 
-int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts)
-{
-	static const char *const names[] = {"copy engines dispatch", "copy engines combine"};
-	int op;
-
-	for (op = 0; op < 2 && eb_moe_ce_wanted(c, st); op++)
-		pts[op] = (struct eb_pt){.var = MOE_CE,
-					 .step = op,
-					 .turns = 1,
-					 .warmup = c->o->warmup,
-					 .iters = c->o->iters,
-					 .flags = EB_PT_HEAD | EB_PT_ALIGN_EACH,
-					 .name = names[op]};
-	return eb_moe_ce_wanted(c, st) ? 2 : 0;
-}
-
 /* This rank's same-host bytes to each mapped peer in an op (peers in rank order). */
 static int lengths(const struct eb_ctx *c, const struct mstate *st, int op, char **to,
 		   uint64_t *len)
@@ -49,8 +33,9 @@ static int lengths(const struct eb_ctx *c, const struct mstate *st, int op, char
 	return n;
 }
 
-int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st)
+static int ce_enter(struct eb_ctx *c)
 {
+	struct mstate *st = c->priv;
 	struct mce *x = &st->ce;
 	int n;
 
@@ -65,26 +50,32 @@ int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st)
 	return n > 0 ? eb_mem_ce_open(&x->ce, n) : EB_OK;
 }
 
-void eb_moe_ce_leave(struct mstate *st)
+static int ce_leave(struct eb_ctx *c, int failed)
 {
+	struct mstate *st = c->priv;
+
+	(void)failed;
 	eb_mem_ce_close(st->ce.ce);
 	free(st->ce.to);
 	free(st->ce.len);
 	st->ce = (struct mce){0};
+	return EB_OK;
 }
 
 /* An iteration: the op's bytes to every peer at once (none: no same-host peer here). */
-int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st)
+static int ce_iter(struct eb_ctx *c, long i)
 {
-	struct mce *x = &st->ce;
+	struct mce *x = &((struct mstate *)c->priv)->ce;
 
+	(void)i;
 	return x->ce != NULL ? eb_mem_ce_copy(x->ce, x->to, x->from, x->len + c->pt->step * x->n)
 			     : EB_OK;
 }
 
 /* Rank 0: the op's time (the slowest rank's p50) and rate, for the header, the JSON head
  * and the records that compare with it. */
-void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s)
+static void ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		      struct eb_rec *rec)
 {
 	struct mstate *st = c->priv;
 	int op = m->pt->step, r;
@@ -112,4 +103,26 @@ void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb
 	snprintf(key, sizeof(key), "ce_%s_GBps", eb_moe_op_name[op]);
 	eb_fact_num(s, key, NULL, gbps, NULL);
 	eb_head_fact(&s->head, eb_moe_op_name[op], "%.1f us (%.1f GB/s)", st->ce_s[op] * 1e6, gbps);
+	(void)rec; /* a header point: its figures are the header's */
+}
+
+/* The copy engines' points run these hooks, not moe's. */
+static const struct eb_bench ce_hooks = {
+    .enter = ce_enter, .leave = ce_leave, .iter = ce_iter, .record = ce_record};
+
+int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts)
+{
+	static const char *const names[] = {"copy engines dispatch", "copy engines combine"};
+	int op;
+
+	for (op = 0; op < 2 && eb_moe_ce_wanted(c, st); op++)
+		pts[op] = (struct eb_pt){.var = MOE_CE,
+					 .step = op,
+					 .turns = 1,
+					 .warmup = c->o->warmup,
+					 .iters = c->o->iters,
+					 .flags = EB_PT_HEAD | EB_PT_ALIGN_EACH,
+					 .name = names[op],
+					 .own = &ce_hooks};
+	return eb_moe_ce_wanted(c, st) ? 2 : 0;
 }

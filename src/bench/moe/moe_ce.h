@@ -9,9 +9,5 @@
 
 int eb_moe_ce_wanted(const struct eb_ctx *c, const struct mstate *st);
 int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_pt *pts);
-int eb_moe_ce_enter(struct eb_ctx *c, struct mstate *st);
-void eb_moe_ce_leave(struct mstate *st);
-int eb_moe_ce_iter(struct eb_ctx *c, struct mstate *st);
-void eb_moe_ce_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s);
 
 #endif

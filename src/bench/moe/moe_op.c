@@ -22,13 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The current initiator's proxy thread k (k < nq: producers push to it), or k - nq's receiving
- * partner. */
-static struct eb_proxy *px_of(const struct mstate *st, int k)
-{
-	return st->side[st->init].px[k];
-}
-
 uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)
 {
 	return st->mo->piece ? st->mo->piece : c->chunk;
@@ -103,8 +96,10 @@ int eb_moe_begin(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
 	const struct mopts *mo = st->mo;
+	struct eb_proxy **px = st->side[st->init].px;
 	int k, rc = EB_OK;
 
+	st->puts_mark = 0;
 	if (!INIT_PROXIED(st->init))
 		return EB_OK;
 	st->producers = st->init == INIT_GPU ? st->blocks
@@ -116,26 +111,29 @@ int eb_moe_begin(struct eb_ctx *c)
 	/* Each initiator runs once on its own proxy threads: their signal words start at 0. */
 	memset(st->expect, 0, sizeof(*st->expect) * 4 * (size_t)c->nranks);
 	for (k = 0; k < st->nq; k++)
-		st->w.d[k] = eb_proxy_dev(px_of(st, k));
+		st->w.d[k] = eb_proxy_dev(px[k]);
+	st->queues = eb_moe_queues(&st->w);
 	for (k = 0; k < st->npx && rc == EB_OK; k++)
-		rc = eb_proxy_start(px_of(st, k));
+		rc = eb_proxy_start(px[k]);
 	if (rc == EB_OK && c->o->stages_every > 0)
 		rc = made_stamps(st);
 	if (rc == EB_OK && st->init == INIT_CPU)
 		rc = eb_moe_pool_start(&st->pool, st->producers, &st->w);
+	st->puts_mark = eb_moe_puts(st);
 	return rc;
 }
 
 int eb_moe_end(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
+	struct eb_proxy **px = st->side[st->init].px;
 	int k, rc = EB_OK;
 
 	if (!INIT_PROXIED(st->init))
 		return EB_OK;
 	for (k = 0; failed && k < st->npx; k++)
-		if (px_of(st, k) != NULL)
-			eb_proxy_abort(px_of(st, k));
+		if (px[k] != NULL)
+			eb_proxy_abort(px[k]);
 	eb_moe_pool_stop(st->pool);
 	st->pool = NULL;
 	if (st->init == INIT_CPU)
@@ -146,7 +144,7 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 #endif
 	st->made = st->w.made = NULL;
 	for (k = 0; k < st->npx; k++) {
-		int r = px_of(st, k) != NULL ? eb_proxy_stop(px_of(st, k)) : EB_OK;
+		int r = px[k] != NULL ? eb_proxy_stop(px[k]) : EB_OK;
 
 		if (rc == EB_OK)
 			rc = r;
@@ -156,34 +154,36 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 
 uint64_t eb_moe_puts(const struct mstate *st)
 {
+	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t n = 0;
 	int k;
 
 	for (k = 0; INIT_PROXIED(st->init) && k < st->nq; k++)
-		n += eb_proxy_puts(px_of(st, k));
+		n += eb_proxy_puts(px[k]);
 	return n;
 }
 
 /* What the proxy threads' signal words say source s sent here in this step's word. */
 static uint64_t signalled(const struct mstate *st, unsigned word)
 {
+	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t sum = 0;
 	int k;
 
 	for (k = 0; k < st->npx; k++)
-		sum +=
-		    atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(px_of(st, k))[word],
-					 memory_order_acquire);
+		sum += atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(px[k])[word],
+					    memory_order_acquire);
 	return sum;
 }
 
 static uint64_t idle_ns(const struct mstate *st)
 {
+	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t least = UINT64_MAX;
 	int k;
 
 	for (k = 0; k < st->npx; k++) {
-		uint64_t n = eb_proxy_idle_ns(px_of(st, k));
+		uint64_t n = eb_proxy_idle_ns(px[k]);
 
 		least = n < least ? n : least;
 	}
@@ -202,7 +202,7 @@ static int told(const struct eb_ctx *c, const struct mstate *st, int word, int s
 		return signalled(st, (unsigned)(word * c->nranks + s)) >=
 		       st->expect[word * c->nranks + s];
 	f += ((size_t)word * (size_t)c->nranks + (size_t)s) * EB_MOE_MAX_Q;
-	for (q = 0; q < eb_moe_queues(&st->w); q++)
+	for (q = 0; q < st->queues; q++)
 		if (atomic_load_explicit((_Atomic uint64_t *)&f[q], memory_order_acquire) <
 		    st->w.items.seq)
 			return 0;
@@ -249,7 +249,7 @@ static int producers_failed(const struct mstate *st, const char *step, int late)
 	char why[320] = "";
 
 	for (k = 0; k < (size_t)st->nq; k++)
-		bits |= eb_proxy_errors(px_of(st, (int)k));
+		bits |= eb_proxy_errors(st->side[st->init].px[k]);
 	for (k = 0; k < sizeof(q_errors) / sizeof(q_errors[0]); k++)
 		if ((bits & (1u << k)) && used < sizeof(why))
 			used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s",
@@ -341,7 +341,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		if (s != c->rank)
 			st->expect[word * c->nranks + s] +=
 			    (uint64_t)st->plan.leg[which][leg].in[s].items +
-			    (uint64_t)eb_moe_queues(&st->w) * EB_MOE_MARK;
+			    (uint64_t)st->queues * EB_MOE_MARK;
 	rc = launch(c, st, which, leg);
 	if (rc != EB_OK)
 		return rc;
@@ -373,7 +373,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		}
 	}
 	for (s = 0; s < st->nq; s++) /* producers give up at once; the caller stops the rest */
-		eb_proxy_abort(px_of(st, s));
+		eb_proxy_abort(st->side[st->init].px[s]);
 	while (!done && producers_done(st, &failed) == 0)
 		sched_yield();
 	return rc;

@@ -87,6 +87,7 @@ struct mstate {
 	struct eb_moe_pool *pool;
 	uint64_t *tickets, *tickets_dev; /* the producers' counters (moe_work.h) */
 	int producers;			 /* of the current initiator */
+	int queues;			 /* the queues they push to (eb_moe_queues) */
 	void *block;			 /* expect, host, vals, sum and tickets, one allocation */
 	uint64_t *expect;    /* [op][leg][ranks] signal sums awaited per source (cumulative) */
 	uint64_t runs[2][2]; /* each leg's runs so far: what same-host flags are set to */
