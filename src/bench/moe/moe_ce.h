@@ -1,7 +1,6 @@
 /* efabench moe's copy engines (moe_ce.c): whether some host has ranks storing into each
  * other's GPU memory (alike on every rank); then a header point per op that times the copy
- * engines for its same-host bytes (pts gets 2; else 0); their streams opened and closed around
- * them (enter, leave), an iteration, and rank 0's record of the time. */
+ * engines for its same-host bytes (pts gets 2; else 0), each running moe_ce.c's own hooks. */
 #ifndef EB_BENCH_MOE_CE_H
 #define EB_BENCH_MOE_CE_H
 
