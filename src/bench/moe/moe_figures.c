@@ -2,7 +2,6 @@
  * makes each rank move (selections, through the fabric, as DeepEP counts them), and the
  * writes its proxy threads counted. */
 #include "moe_figures.h"
-#include "moe_cross.h"
 #include "report/rec.h"
 #include "report/sheet.h"
 
@@ -202,15 +201,17 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	double writes = 0, *base = st->base, t = slow.p50, cross = 0;
 	/* The leg's largest p50 over ranks: every rank's leg is over only when that one's is. */
 	double cross_t = leg->slow >= 0 ? m->rep[leg->slow].span[MOE_SPAN_CROSS].p50 : 0;
-	int k, op = m->pt->step, init = m->pt->var, crossed = eb_moe_cross_timed(st, op);
+	int k, op = m->pt->step, init = m->pt->var, crossed = st->crossed[op];
 	/* Same-host stores against the copy engines moving the same bytes (producers only). */
 	int ce = st->have_ce && INIT_PROXIED(init), leg_t = crossed && cross_t > 0;
 
 	totals_of(st, c->nranks, &tt);
 	for (k = 0; k < m->ngroups; k++)
 		writes += m->rep[m->groups[k].rank].own[0] / c->nranks;
-	for (k = 0; k < c->nranks && crossed; k++)
-		cross += eb_moe_cross_bytes(st, op, k) / c->nranks;
+	for (k = 0; k < c->nranks && crossed; k++) /* pair: both ops' */
+		cross += (double)(st->plan.cross[op != OP_COMBINE ? k : c->nranks + k] +
+				  (op == OP_PAIR ? st->plan.cross[c->nranks + k] : 0)) /
+			 c->nranks;
 	if (init == INIT_A2AV)
 		base[op] = t;
 	/* The producers' writes as their proxy threads counted them; the a2av's by construction;

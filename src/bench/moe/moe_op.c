@@ -4,7 +4,6 @@
  * writes are complete and everything addressed to it has arrived. */
 #define _GNU_SOURCE
 #include "moe_op.h"
-#include "moe_cross.h"
 #include "moe_mpi.h"
 #include "moe_stages.h"
 #include "efabench/layout.h"
@@ -444,14 +443,14 @@ static int step(struct eb_ctx *c, struct mstate *st, int which, double *cross)
 	eb_moe_stamp(c, st, which, MOE_AT_START, 0);
 	rc = stage(st, which, 0);
 	for (leg = 0; leg < st->plan.nlegs && rc == EB_OK; leg++) {
-		uint64_t t0 = leg == st->cross_leg[which] ? eb_now_ns() : 0;
+		uint64_t t0 = leg == st->plan.cross_leg[which] ? eb_now_ns() : 0;
 
 		rc = st->init == INIT_A2AV  ? a2a_leg(c, st, which, leg)
 		     : st->init == INIT_MPI ? eb_moe_mpi_leg(c, st, which, leg)
 					    : proxied_leg(c, st, which, leg);
 		if (rc == EB_OK)
 			eb_moe_stamp(c, st, which, MOE_AT_IN, leg);
-		if (leg == st->cross_leg[which])
+		if (leg == st->plan.cross_leg[which])
 			*cross += (double)(eb_now_ns() - t0) * 1e-9;
 	}
 	return rc == EB_OK ? stage(st, which, 1) : rc;
@@ -468,7 +467,7 @@ int eb_moe_iter(struct eb_ctx *c)
 		rc = step(c, st, 0, &cross);
 	if (rc == EB_OK && st->op != OP_DISPATCH)
 		rc = step(c, st, 1, &cross);
-	if (rc == EB_OK && eb_moe_cross_timed(st, st->op))
+	if (rc == EB_OK && st->crossed[st->op])
 		eb_span(c, MOE_SPAN_CROSS, cross);
 	return rc;
 }

@@ -1,5 +1,4 @@
 #include "moe_setup.h"
-#include "moe_cross.h"
 #include "moe_mpi.h"
 #include "moe_need.h"
 #include "moe_peers.h"
@@ -384,8 +383,9 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 	st->rx = default_rx(c, mo, inits, st->nq);
 	st->npx = st->nq * (1 + st->rx);
 	rc = lay_out(c, st);
-	if (rc == EB_OK)
-		eb_moe_cross_legs(c, st);
+	st->crossed[OP_DISPATCH] = st->plan.cross_leg[0] >= 0;
+	st->crossed[OP_COMBINE] = st->plan.cross_leg[1] >= 0;
+	st->crossed[OP_PAIR] = st->crossed[OP_DISPATCH] && st->crossed[OP_COMBINE];
 	st->blocks = gpu_blocks(c, st);
 	rc = rc != EB_OK ? rc : alloc_state(c, st);
 	rc = rc != EB_OK ? rc : regions(c, st);

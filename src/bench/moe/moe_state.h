@@ -18,8 +18,8 @@
 enum { MOE_DECODE, MOE_PREFILL };
 enum { MOE_BF16, MOE_FP8 };
 enum { INIT_GPU, INIT_CPU, INIT_A2AV, INIT_MPI, INIT_N }; /* who moves the bytes */
-#define MOE_CE INIT_N	 /* the copy engines' header points: their var */
-enum { MOE_SPAN_CROSS }; /* the leg between hosts, timed alone (moe_cross.c) */
+#define MOE_CE INIT_N				 /* the copy engines' header points: their var */
+enum { MOE_SPAN_CROSS };			 /* the leg between hosts, timed alone (plan.h) */
 enum { OP_DISPATCH, OP_COMBINE, OP_PAIR, OP_N }; /* what a timed iteration is */
 #define INIT_ALL ((1u << INIT_GPU) | (1u << INIT_CPU) | (1u << INIT_A2AV) | (1u << INIT_MPI))
 /* Initiators whose puts go through proxy threads (the others are baselines). */
@@ -111,9 +111,7 @@ struct mstate {
 		const char *from;
 		int n;
 	} ce;
-	/* Over several hosts in two legs, the leg of each op in which bytes cross between
-	 * hosts (-1: one leg, or none crosses). */
-	int cross_leg[2];
+	int crossed[OP_N]; /* the op's leg between hosts is timed (pair: both ops'; plan.h) */
 	uint64_t stamps, stamp_id; /* iterations stamped; the current one's sample (--stages) */
 	uint64_t leg_start; /* when the current leg began: its op's start, or the leg before's in */
 	uint64_t *made;	    /* w.made as the host reads it (moe_stages.h) */

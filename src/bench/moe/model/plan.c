@@ -607,6 +607,46 @@ static void lay_out_source(struct eb_moe_plan *p, const struct eb_route *rt)
 	p->src_len = off;
 }
 
+/* Bytes rank r sends to other hosts in a leg of an op. */
+static uint64_t across(const struct eb_moe_plan *p, const struct eb_route *rt, int op, int leg,
+		       int r)
+{
+	uint64_t n = 0;
+	int d;
+
+	for (d = 0; d < p->ranks; d++)
+		if (!eb_moe_same_host(p->hosts, r, d))
+			n += eb_moe_flow(p, rt, op, leg, r, d).bytes;
+	return n;
+}
+
+/* The leg of each op that crosses between hosts, where one alone does, and every rank's
+ * bytes across in it. */
+static int cross_legs(struct eb_moe_plan *p, const struct eb_route *rt)
+{
+	int op, leg, r;
+
+	p->cross = calloc(2 * (size_t)p->ranks, sizeof(*p->cross));
+	if (p->cross == NULL)
+		return EB_ENOMEM;
+	for (op = 0; op < 2; op++) {
+		int found = -1, legs = 0;
+
+		for (leg = 0; leg < p->nlegs && p->nlegs > 1; leg++)
+			for (r = 0; r < p->ranks; r++)
+				if (across(p, rt, op, leg, r) > 0) {
+					found = leg;
+					legs++;
+					break;
+				}
+		p->cross_leg[op] = legs == 1 ? found : -1;
+		for (r = 0; p->cross_leg[op] >= 0 && r < p->ranks; r++)
+			p->cross[(size_t)op * (size_t)p->ranks + (size_t)r] =
+			    across(p, rt, op, found, r);
+	}
+	return EB_OK;
+}
+
 int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 		      const struct eb_moe_hosts *h, int rank, int mode, int intra,
 		      uint64_t tok_bytes, uint64_t out_bytes, int split_out)
@@ -637,6 +677,7 @@ int eb_moe_plan_build(struct eb_moe_plan *p, const struct eb_route *rt,
 	for (op = 0; op < 2 && rc == EB_OK; op++)
 		for (leg = 0; leg < p->nlegs && rc == EB_OK; leg++)
 			rc = build_leg(p, rt, op, leg);
+	rc = rc != EB_OK ? rc : cross_legs(p, rt);
 	if (rc == EB_OK)
 		return EB_OK;
 fail:
@@ -656,5 +697,6 @@ void eb_moe_plan_free(struct eb_moe_plan *p)
 			free(p->leg[op][leg].block);
 	free(p->lists);
 	free(p->block);
+	free(p->cross);
 	memset(p, 0, sizeof(*p));
 }

@@ -106,6 +106,11 @@ struct eb_moe_plan {
 	/* Two levels: the slot of a token to forward (by its home's host), and the rows of
 	 * this host's ranks to sum for it ([hosts][tokens][ranks per host], ~0: none). */
 	uint64_t *fwd_at, *stage_at;
+	/* Over several hosts in two legs, the leg of each op whose bytes cross between hosts
+	 * (-1: one leg, or none crosses; timed on its own, it says whether the rails limit the
+	 * op), and the bytes each rank sends across in it ([op][ranks]). */
+	int cross_leg[2];
+	uint64_t *cross;
 };
 
 /* Items and bytes rank `from` sends rank `to` in a leg of a op, from the routing alone
