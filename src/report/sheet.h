@@ -76,6 +76,40 @@ void eb_fact_say(struct eb_sheet *s, const char *label, const char *fmt, ...)
 /* The facts that follow start a new header line. */
 void eb_fact_break(struct eb_sheet *s);
 
+/* ---- facts as data: a list stated in order, each as the call of its kind above would. */
+enum eb_fact_kind {
+	EB_FACT_BREAK, /* eb_fact_break */
+	EB_FACT_INT,   /* i */
+	EB_FACT_NUM,   /* d, shown with the format in s (NULL: "%g") */
+	EB_FACT_STR,   /* s */
+	EB_FACT_SIZE,  /* i bytes */
+	EB_FACT_BOOL,  /* i */
+	EB_FACT_STRS,  /* i strings of v */
+	EB_FACT_SAY,   /* s: a line of the header alone (eb_fact_say) */
+};
+struct eb_fact_item {
+	enum eb_fact_kind kind;
+	const char *key;   /* NULL: the header's alone */
+	const char *label; /* NULL: JSON's alone (with no key: the value after the last fact) */
+	long long i;
+	double d;
+	const char *s;
+	const char *const *v;
+};
+#define EB_F_BREAK		((struct eb_fact_item){EB_FACT_BREAK, NULL, NULL, 0, 0, NULL, NULL})
+#define EB_F_INT(key, label, v) ((struct eb_fact_item){EB_FACT_INT, key, label, (v), 0, NULL, NULL})
+#define EB_F_NUM(key, label, v, fmt)                                                               \
+	((struct eb_fact_item){EB_FACT_NUM, key, label, 0, (v), fmt, NULL})
+#define EB_F_STR(key, label, v) ((struct eb_fact_item){EB_FACT_STR, key, label, 0, 0, (v), NULL})
+#define EB_F_SIZE(key, label, v)                                                                   \
+	((struct eb_fact_item){EB_FACT_SIZE, key, label, (long long)(v), 0, NULL, NULL})
+#define EB_F_BOOL(key, label, v)                                                                   \
+	((struct eb_fact_item){EB_FACT_BOOL, key, label, (v) != 0, 0, NULL, NULL})
+#define EB_F_STRS(key, label, v, n)                                                                \
+	((struct eb_fact_item){EB_FACT_STRS, key, label, (n), 0, NULL, (v)})
+#define EB_F_SAY(label, text) ((struct eb_fact_item){EB_FACT_SAY, NULL, label, 0, 0, (text), NULL})
+void eb_fact_list(struct eb_sheet *s, const struct eb_fact_item *f, int n);
+
 /* Print the header lines gathered so far, then forget them; and the head of a table declared
  * before them. */
 void eb_sheet_print_head(struct eb_sheet *s);

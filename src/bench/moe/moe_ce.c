@@ -115,7 +115,7 @@ int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_
 	static const char *const names[] = {"copy engines dispatch", "copy engines combine"};
 	int op;
 
-	for (op = 0; op < 2 && eb_moe_ce_wanted(c, st); op++)
+	for (op = 0; op < 2 && st->ce_wanted; op++)
 		pts[op] = (struct eb_pt){.var = MOE_CE,
 					 .step = op,
 					 .turns = 1,
@@ -124,5 +124,5 @@ int eb_moe_ce_points(const struct eb_ctx *c, const struct mstate *st, struct eb_
 					 .flags = EB_PT_HEAD | EB_PT_ALIGN_EACH,
 					 .name = names[op],
 					 .own = &ce_hooks};
-	return eb_moe_ce_wanted(c, st) ? 2 : 0;
+	return st->ce_wanted ? 2 : 0;
 }

@@ -7,6 +7,7 @@
 #include "report/rec.h"
 #include "report/sheet.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,136 +20,187 @@ static const char *const mode_says[] = {
     ("a token once per host over the fabric, forwarded inside it; a rank's row per token "
      "back (its experts summed before the clock), summed per host: DeepEP's normal kernels")};
 
-static const char *launcher(const struct eb_ctx *c)
+/* The header's facts, gathered in order and stated at once (eb_fact_list); formatted values
+ * live in the list's own text. */
+#define MAX_FACTS 64
+struct facts {
+	struct eb_fact_item f[MAX_FACTS];
+	int n;
+	char text[8192];
+	size_t used;
+};
+
+static void add(struct facts *t, struct eb_fact_item f)
 {
-	return c->boot != NULL ? c->boot->ops->name : "none";
+	if (t->n < MAX_FACTS)
+		t->f[t->n++] = f;
 }
 
-static void shape_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+static const char *text(struct facts *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *text(struct facts *t, const char *fmt, ...)
+{
+	char *at = t->text + t->used;
+	size_t room = sizeof(t->text) - t->used;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(at, room, fmt, ap);
+	va_end(ap);
+	t->used += n < 0 ? 0 : (size_t)n < room ? (size_t)n + 1 : room;
+	return room > 0 ? at : "";
+}
+
+static void shape_facts(const struct eb_ctx *c, const struct mstate *st, struct facts *t)
 {
 	const struct mopts *mo = st->mo;
+	long long tok = (long long)st->plan.tok_bytes;
 
-	eb_fact_break(s);
-	eb_fact_int(s, "ranks", "ranks", c->nranks);
-	eb_fact_str(s, "launcher", "launcher", launcher(c));
-	eb_fact_str(s, "preset", "preset", mo->preset == MOE_PREFILL ? "prefill" : "decode");
-	eb_fact_int(s, "tokens", "tokens per rank", mo->tokens);
-	eb_fact_int(s, "hidden", "hidden", mo->hidden);
-	eb_fact_int(s, "topk", "top-k", mo->topk);
-	eb_fact_int(s, "experts", "experts", mo->experts);
-	eb_head_fact(&s->head, "per rank", "%d", st->rt.per_rank);
-	eb_fact_str(s, "dtype", "dtype", mo->dtype == MOE_FP8 ? "fp8" : "bf16");
-	eb_fact_break(s);
-	eb_fact_str(s, "mode", "mode", mode_name[mo->mode]);
-	eb_head_fact(&s->head, NULL, "(%s)", mode_says[mo->mode]);
-	eb_fact_break(s);
-	eb_fact_int(s, "token_bytes", "bytes: token (dispatch)", (long long)st->plan.tok_bytes);
+	add(t, EB_F_BREAK);
+	add(t, EB_F_INT("ranks", "ranks", c->nranks));
+	add(t, EB_F_STR("launcher", "launcher", c->boot != NULL ? c->boot->ops->name : "none"));
+	add(t, EB_F_STR("preset", "preset", mo->preset == MOE_PREFILL ? "prefill" : "decode"));
+	add(t, EB_F_INT("tokens", "tokens per rank", mo->tokens));
+	add(t, EB_F_INT("hidden", "hidden", mo->hidden));
+	add(t, EB_F_INT("topk", "top-k", mo->topk));
+	add(t, EB_F_INT("experts", "experts", mo->experts));
+	add(t, EB_F_INT(NULL, "per rank", st->rt.per_rank));
+	add(t, EB_F_STR("dtype", "dtype", mo->dtype == MOE_FP8 ? "fp8" : "bf16"));
+	add(t, EB_F_BREAK);
+	add(t, EB_F_STR("mode", "mode", mode_name[mo->mode]));
+	add(t, EB_F_STR(NULL, NULL, text(t, "(%s)", mode_says[mo->mode])));
+	add(t, EB_F_BREAK);
+	add(t, EB_F_INT("token_bytes", "bytes: token (dispatch)", tok));
 	/* DeepEP's low-latency tests count an fp8 token with its 16-byte header. */
-	eb_fact_int(s, "deepep_token_bytes", NULL,
-		    (long long)st->plan.tok_bytes + (mo->dtype == MOE_FP8 ? 16 : 0));
+	add(t, EB_F_INT("deepep_token_bytes", NULL, tok + (mo->dtype == MOE_FP8 ? 16 : 0)));
 	if (mo->dtype == MOE_FP8)
-		eb_head_fact(&s->head, NULL, "(DeepEP counts %llu: its 16-byte header)",
-			     (unsigned long long)st->plan.tok_bytes + 16);
-	eb_fact_int(s, "output_bytes", "expert output (combine, bf16)",
-		    (long long)st->plan.out_bytes);
+		add(t, EB_F_STR(NULL, NULL,
+				text(t, "(DeepEP counts %lld: its 16-byte header)", tok + 16)));
+	add(t, EB_F_INT("output_bytes", "expert output (combine, bf16)",
+			(long long)st->plan.out_bytes));
 }
 
-/* The hosts, how same-host peers are reached, and each rank's host (JSON). */
-static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+/* The hosts and how same-host peers are reached. */
+static void host_facts(const struct eb_ctx *c, const struct mstate *st, struct facts *t)
 {
 	const struct eb_moe_hosts *h = &st->hosts;
-	int r;
 
-	eb_fact_break(s);
-	eb_fact_int(s, "hosts", "hosts", h->n);
-	eb_head_fact(&s->head, NULL, "(%s, %s)", h->emulated ? "emulated: --hosts" : "by host name",
-		     h->per > 0 ? "as many ranks on each" : "uneven");
-	eb_fact_bool(s, "hosts_emulated", NULL, h->emulated);
-	eb_fact_str(s, "intra", NULL, st->plan.intra ? "ipc" : "fabric");
-	eb_head_fact(&s->head, "same-host peers", "%s",
-		     h->most < 2	       ? "none (one rank per host)"
-		     : !st->plan.intra	       ? "through the fabric"
-		     : c->mem == EB_MEM_DEVICE ? "stores over NVLink (CUDA IPC)"
-					       : "stores into shared memory");
-	eb_fact_int(s, "legs", "legs per phase", st->plan.nlegs);
-	for (r = 0; r < c->nranks; r++) {
-		struct eb_rec *it = eb_rec_item(&s->doc.head, "rank_hosts");
-
-		if (it == NULL)
-			return;
-		eb_rec_int(it, "rank", r);
-		eb_rec_int(it, "host", h->host[r]);
-		eb_rec_int(it, "local", h->local[r]);
-	}
+	add(t, EB_F_BREAK);
+	add(t, EB_F_INT("hosts", "hosts", h->n));
+	add(t, EB_F_STR(NULL, NULL,
+			h->emulated  ? (h->per > 0 ? "(emulated: --hosts, as many ranks on each)"
+						   : "(emulated: --hosts, uneven)")
+			: h->per > 0 ? "(by host name, as many ranks on each)"
+				     : "(by host name, uneven)"));
+	add(t, EB_F_BOOL("hosts_emulated", NULL, h->emulated));
+	add(t, EB_F_STR("intra", NULL, st->plan.intra ? "ipc" : "fabric"));
+	add(t, EB_F_STR(NULL, "same-host peers",
+			h->most < 2		  ? "none (one rank per host)"
+			: !st->plan.intra	  ? "through the fabric"
+			: c->mem == EB_MEM_DEVICE ? "stores over NVLink (CUDA IPC)"
+						  : "stores into shared memory"));
+	add(t, EB_F_INT("legs", "legs per phase", st->plan.nlegs));
 }
 
 /* Tokens every rank receives, and the routing's name and seed. */
-static void routing_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+static void routing_facts(const struct eb_ctx *c, const struct mstate *st, struct facts *t)
 {
 	const struct eb_route *rt = &st->rt;
 	int64_t lo = INT64_MAX, hi = 0, sum = 0;
 	char route[300];
-	int r, t;
+	int r, d;
 
-	for (t = 0; t < c->nranks; t++) {
+	for (d = 0; d < c->nranks; d++) {
 		int64_t in = 0;
 
 		for (r = 0; r < c->nranks; r++)
-			in += rt->count[(size_t)r * (size_t)c->nranks + (size_t)t];
+			in += rt->count[(size_t)r * (size_t)c->nranks + (size_t)d];
 		lo = in < lo ? in : lo;
 		hi = in > hi ? in : hi;
 		sum += in;
 	}
 	eb_route_name(&st->mo->spec, route, sizeof(route));
-	eb_fact_break(s);
-	eb_fact_str(s, "routing", "routing", route);
-	eb_fact_int(s, "seed", "seed", st->mo->seed);
-	eb_head_fact(&s->head, "tokens received per rank",
-		     "min %lld, mean %.1f, max %lld (max/mean %.2f)", (long long)lo,
-		     (double)sum / c->nranks, (long long)hi,
-		     sum > 0 ? (double)hi * c->nranks / (double)sum : 0.0);
+	add(t, EB_F_BREAK);
+	add(t, EB_F_STR("routing", "routing", text(t, "%s", route)));
+	add(t, EB_F_INT("seed", "seed", st->mo->seed));
+	add(t, EB_F_STR(NULL, "tokens received per rank",
+			text(t, "min %lld, mean %.1f, max %lld (max/mean %.2f)", (long long)lo,
+			     (double)sum / c->nranks, (long long)hi,
+			     sum > 0 ? (double)hi * c->nranks / (double)sum : 0.0)));
+}
+
+/* Load: selections per expert and per rank, the largest against the mean. */
+static void load_facts(const struct eb_ctx *c, const struct mstate *st, struct facts *t)
+{
+	const struct eb_route *rt = &st->rt;
+	size_t n = (size_t)c->nranks * (size_t)rt->tokens * (size_t)rt->width, i;
+	int64_t *per = calloc((size_t)rt->experts, sizeof(*per)), most = 0, all = 0, rank_most = 0;
+	int r, d, k;
+
+	if (per == NULL)
+		return;
+	for (i = 0; i < n; i++) /* every rank's every token's selections (-1: none) */
+		if (rt->sel[i] >= 0)
+			per[rt->sel[i]]++, all++;
+	for (k = 0; k < rt->experts; k++)
+		most = per[k] > most ? per[k] : most;
+	for (r = 0; r < c->nranks; r++) {
+		int64_t in = 0;
+
+		for (d = 0; d < c->nranks; d++)
+			in += rt->nsel[(size_t)d * (size_t)c->nranks + (size_t)r];
+		rank_most = in > rank_most ? in : rank_most;
+	}
+	free(per);
+	add(t, EB_F_BREAK);
+	add(t, EB_F_NUM("expert_load", "load (max/mean): per expert",
+			all > 0 ? (double)most * rt->experts / (double)all : 0, "%.2f"));
+	add(t, EB_F_NUM("rank_load", "per rank",
+			all > 0 ? (double)rank_most * c->nranks / (double)all : 0, "%.2f"));
 }
 
 /* What a write carries, the threads that post them and the producers that feed them. */
-static void thread_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+static void thread_facts(const struct mstate *st, struct facts *t)
 {
-	eb_fact_size(s, "piece", "piece", eb_moe_piece_bytes(c, st));
+	add(t, EB_F_SIZE("piece", "piece", st->piece));
 	if (st->w.coalesce)
-		eb_fact_say(
-		    s, "fabric writes",
-		    "packed: a proxy thread's share of a destination's items, in writes of "
-		    "%lld tokens (dispatch) or %lld rows (combine) at most, made by all its "
-		    "producers",
-		    (long long)eb_moe_piece(c, st, 0), (long long)eb_moe_piece(c, st, 1));
+		add(t, EB_F_SAY("fabric writes",
+				text(t,
+				     "packed: a proxy thread's share of a destination's items, in "
+				     "writes of %lld tokens (dispatch) or %lld rows (combine) at "
+				     "most, made by all its producers",
+				     (long long)st->pieces[0], (long long)st->pieces[1])));
 	else
-		eb_fact_say(s, "fabric writes", "one per item (%s)",
-			    st->mo->mode == EB_MOE_LL ? "token and expert, output"
-						      : "token and destination, row");
-	eb_fact_int(s, "proxy_threads", "proxy threads per rank", st->nq);
-	eb_fact_int(s, "rx_threads", "receiving threads", st->npx - st->nq);
+		add(t,
+		    EB_F_SAY("fabric writes", st->mo->mode == EB_MOE_LL
+						  ? "one per item (token and expert, output)"
+						  : "one per item (token and destination, row)"));
+	add(t, EB_F_INT("proxy_threads", "proxy threads per rank", st->nq));
+	add(t, EB_F_INT("rx_threads", "receiving threads", st->npx - st->nq));
 	if (!st->rx && !st->mo->no_rx_threads)
-		eb_head_fact(&s->head, NULL, "(too few cores here; --rx-threads adds them)");
-	eb_head_fact(&s->head, "producers", "%d GPU blocks / %d CPU threads", st->blocks,
-		     eb_moe_cpu_producers(st));
+		add(t, EB_F_STR(NULL, NULL, "(too few cores here; --rx-threads adds them)"));
+	add(t, EB_F_STR(NULL, "producers",
+			text(t, "%d GPU blocks / %d CPU threads", st->blocks, st->cpu_producers)));
 }
 
 /* How the points were run: iterations, how they follow each other, the initiators. */
-static void run_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+static void run_facts(const struct eb_ctx *c, const struct mstate *st, struct facts *t,
+		      const char **names)
 {
-	const char *names[INIT_N];
 	int n = 0, i;
 
 	for (i = 0; i < INIT_N; i++)
 		if (st->inits & (1u << i))
 			names[n++] = eb_moe_init_name[i];
-	eb_fact_break(s);
-	eb_fact_int(s, "warmup", "warm-up", c->o->warmup);
-	eb_fact_int(s, "iters", "timed iterations", c->o->iters);
-	eb_fact_str(s, "iterations", NULL, "aligned");
-	eb_head_fact(&s->head, NULL, "(each starts at a barrier)");
-	eb_fact_num(s, "timeout_s", "timeout", c->o->fab.timeout_s, "%g s");
-	eb_fact_bool(s, "check", NULL, c->o->check);
-	eb_fact_strs(s, "initiators", "initiators", names, n);
+	add(t, EB_F_BREAK);
+	add(t, EB_F_INT("warmup", "warm-up", c->o->warmup));
+	add(t, EB_F_INT("iters", "timed iterations", c->o->iters));
+	add(t, EB_F_STR("iterations", NULL, "aligned"));
+	add(t, EB_F_STR(NULL, NULL, "(each starts at a barrier)"));
+	add(t, EB_F_NUM("timeout_s", "timeout", c->o->fab.timeout_s, "%g s"));
+	add(t, EB_F_BOOL("check", NULL, c->o->check));
+	add(t, EB_F_STRS("initiators", "initiators", names, n));
 }
 
 /* Why GPU producers are missing from a table that was to have every initiator. */
@@ -165,92 +217,73 @@ static const char *no_gpu_why(const struct eb_ctx *c)
 }
 
 /* What a user of this host should know before reading the table. */
-static void notes(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
+static void notes(const struct eb_ctx *c, const struct mstate *st, struct facts *t)
 {
-	int spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? eb_moe_cpu_producers(st) : 0);
+	int spin = 1 + st->npx + ((st->inits & (1u << INIT_CPU)) ? st->cpu_producers : 0);
 
 	if (!st->mo->inits_given && !(st->inits & (1u << INIT_GPU)))
-		eb_fact_say(s, "note", "no GPU producers: %s", no_gpu_why(c));
-
+		add(t, EB_F_SAY("note", text(t, "no GPU producers: %s", no_gpu_why(c))));
 	if (c->e->cores > 0 && c->e->host_ranks * spin > c->e->cores)
-		eb_fact_say(s, "note",
-			    "%d ranks here x %d spinning threads (rank, proxy threads%s, CPU "
-			    "producers) > %d cores: they take turns",
-			    c->e->host_ranks, spin, st->rx ? ", receiving threads" : "",
-			    c->e->cores);
+		add(t, EB_F_SAY("note",
+				text(t,
+				     "%d ranks here x %d spinning threads (rank, proxy threads%s, "
+				     "CPU producers) > %d cores: they take turns",
+				     c->e->host_ranks, spin, st->rx ? ", receiving threads" : "",
+				     c->e->cores)));
 	if (c->mem == EB_MEM_DEVICE && !c->staged && !st->rx &&
 	    strncmp(c->e->prov, "shm", 3) == 0 &&
 	    (st->inits & ((1u << INIT_GPU) | (1u << INIT_CPU))))
-		eb_fact_say(s, "note",
-			    "shm copies GPU memory at the target, in the thread that progresses "
-			    "it: here the proxy thread, between its posts (--rx-threads gives the "
-			    "copies a thread of their own)");
+		add(t,
+		    EB_F_SAY("note",
+			     "shm copies GPU memory at the target, in the thread that progresses "
+			     "it: here the proxy thread, between its posts (--rx-threads gives the "
+			     "copies a thread of their own)"));
 	/* Emulated hosts reach each other through shm, whose CUDA copy per write of GPU memory is
 	 * then what the leg between hosts measures (milliseconds where an all-to-all-v over the
 	 * same shm takes tens of microseconds). */
 	if (c->mem == EB_MEM_DEVICE && !c->staged && st->hosts.emulated && st->hosts.n > 1 &&
 	    strncmp(c->e->prov, "shm", 3) == 0)
-		eb_fact_say(
-		    s, "note",
-		    "emulated hosts reach each other through shm, which copies GPU memory "
-		    "with a CUDA copy per write: the leg between hosts measures those copies "
-		    "(--mem pinned measures the leg itself)");
+		add(t,
+		    EB_F_SAY("note",
+			     "emulated hosts reach each other through shm, which copies GPU memory "
+			     "with a CUDA copy per write: the leg between hosts measures those "
+			     "copies (--mem pinned measures the leg itself)"));
 	/* The proxy benchmark measured it: without MPS a producers' kernel holds the GPU while
 	 * the other processes' copies wait. */
 	if ((st->inits & (1u << INIT_GPU)) && c->e->boot->local_size > eb_mem_gpu_count() &&
 	    !eb_mem_mps_running())
-		eb_fact_say(s, "note",
-			    "ranks here share a GPU: run one rank per GPU, or start MPS "
-			    "(nvidia-cuda-mps-control -d) so their kernels and copies overlap");
+		add(t,
+		    EB_F_SAY("note", "ranks here share a GPU: run one rank per GPU, or start MPS "
+				     "(nvidia-cuda-mps-control -d) so their kernels and copies "
+				     "overlap"));
 }
 
-/* JSON only: tokens and selections per (source, destination). */
+/* JSON only: each rank's host, and tokens and selections per (source, destination). */
 static void traffic(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
 {
-	int r, t;
+	int r, d;
 
+	for (r = 0; r < c->nranks; r++) {
+		struct eb_rec *it = eb_rec_item(&s->doc.head, "rank_hosts");
+
+		if (it == NULL)
+			return;
+		eb_rec_int(it, "rank", r);
+		eb_rec_int(it, "host", st->hosts.host[r]);
+		eb_rec_int(it, "local", st->hosts.local[r]);
+	}
 	for (r = 0; r < c->nranks; r++)
-		for (t = 0; t < c->nranks; t++) {
+		for (d = 0; d < c->nranks; d++) {
 			struct eb_rec *it = eb_rec_item(&s->doc.head, "traffic");
-			size_t k = (size_t)r * (size_t)c->nranks + (size_t)t;
+			size_t k = (size_t)r * (size_t)c->nranks + (size_t)d;
 
 			if (it == NULL)
 				return;
 			eb_rec_int(it, "src", r);
-			eb_rec_int(it, "dst", t);
+			eb_rec_int(it, "dst", d);
 			eb_rec_int(it, "tokens", st->rt.count[k]);
 			eb_rec_int(it, "selections", st->rt.nsel[k]);
 		}
-}
-
-/* Load: selections per expert and per rank, the largest against the mean. */
-static void load_facts(const struct eb_ctx *c, const struct mstate *st, struct eb_sheet *s)
-{
-	const struct eb_route *rt = &st->rt;
-	int64_t *per = calloc((size_t)rt->experts, sizeof(*per)), most = 0, all = 0, rank_most = 0;
-	int r, t, k;
-
-	if (per == NULL)
-		return;
-	for (r = 0; r < c->nranks; r++)
-		for (t = 0; t < rt->tokens; t++)
-			for (k = 0; k < rt->width && eb_route_sel(rt, r, t)[k] >= 0; k++)
-				per[eb_route_sel(rt, r, t)[k]]++, all++;
-	for (k = 0; k < rt->experts; k++)
-		most = per[k] > most ? per[k] : most;
-	for (r = 0; r < c->nranks; r++) {
-		int64_t in = 0;
-
-		for (t = 0; t < c->nranks; t++)
-			in += rt->nsel[(size_t)t * (size_t)c->nranks + (size_t)r];
-		rank_most = in > rank_most ? in : rank_most;
-	}
-	free(per);
-	eb_fact_break(s);
-	eb_fact_num(s, "expert_load", "load (max/mean): per expert",
-		    all > 0 ? (double)most * rt->experts / (double)all : 0, "%.2f");
-	eb_fact_num(s, "rank_load", "per rank",
-		    all > 0 ? (double)rank_most * c->nranks / (double)all : 0, "%.2f");
 }
 
 /* JSON only: what each rank moves in each op, every leg, by path. */
@@ -286,49 +319,58 @@ static void selected(const struct eb_ctx *c, const struct mstate *st, struct eb_
 {
 	const struct eb_route *rt = &st->rt;
 	char buf[64 * 8];
-	int r, t, k;
+	size_t n = (size_t)c->nranks * (size_t)rt->tokens, i;
+	int k;
 
-	if ((size_t)c->nranks * (size_t)rt->tokens * (size_t)rt->width > SELECTED_MAX)
+	if (n * (size_t)rt->width > SELECTED_MAX)
 		return;
-	for (r = 0; r < c->nranks; r++)
-		for (t = 0; t < rt->tokens; t++) {
-			size_t used = 0;
+	for (i = 0; i < n; i++) { /* rank by rank, token by token */
+		const int32_t *x = rt->sel + i * (size_t)rt->width;
+		size_t used = 0;
 
-			buf[0] = '\0';
-			for (k = 0; k < rt->width && eb_route_sel(rt, r, t)[k] >= 0; k++)
-				used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%d",
-							 k ? " " : "", eb_route_sel(rt, r, t)[k]);
-			eb_rec_strs(&s->doc.head, "selected", buf);
-		}
+		buf[0] = '\0';
+		for (k = 0; k < rt->width && x[k] >= 0; k++)
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%d",
+						 k ? " " : "", x[k]);
+		eb_rec_strs(&s->doc.head, "selected", buf);
+	}
 }
 
 void eb_moe_facts(const struct eb_ctx *c, struct eb_sheet *s)
 {
 	const struct mstate *st = c->priv;
+	struct facts *t = calloc(1, sizeof(*t));
+	const char *names[INIT_N];
 
-	shape_facts(c, st, s);
-	host_facts(c, st, s);
-	routing_facts(c, st, s);
-	load_facts(c, st, s);
-	run_facts(c, st, s);
-	thread_facts(c, st, s);
-	notes(c, st, s);
-	eb_fact_say(s, NULL,
-		    "p50/p99 = the slowest rank's (by p50; p99 nearest-rank: at 100 iterations "
-		    "or fewer the largest); max/it = p50 over iterations of the slowest rank's "
-		    "time in each (every iteration starts at a barrier); GB/s = bytes per rank "
-		    "(mean) / p50: sel = selections x bytes per token (or output), fabric = what "
-		    "goes through the fabric (gpu and cpu: to other hosts; a2av and mpi: to "
-		    "every other rank, same-host peers too), RDMA = a token once per destination "
-		    "host, its own counted (DeepEP's), NVL = the tokens a rank ends up with, once "
-		    "each (DeepEP's); own = rank 0's own bytes (sel; normal: RDMA) / its own p50, "
-		    "as DeepEP's tests print; cross = bytes to other hosts / the largest p50 over "
-		    "ranks of the leg that carries them, alone (normal mode over hosts); x a2av = "
-		    "p50 / the all-to-all-v's%s",
-		    eb_moe_ce_wanted(c, st)
-			? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the copy "
-			  "engines' time / p50"
-			: "");
+	if (t == NULL)
+		return;
+	shape_facts(c, st, t);
+	host_facts(c, st, t);
+	routing_facts(c, st, t);
+	load_facts(c, st, t);
+	run_facts(c, st, t, names);
+	thread_facts(st, t);
+	notes(c, st, t);
+	add(t, EB_F_SAY(
+		   NULL,
+		   text(t,
+			"p50/p99 = the slowest rank's (by p50; p99 nearest-rank: at 100 "
+			"iterations or fewer the largest); max/it = p50 over iterations of the "
+			"slowest rank's time in each (every iteration starts at a barrier); GB/s "
+			"= bytes per rank (mean) / p50: sel = selections x bytes per token (or "
+			"output), fabric = what goes through the fabric (gpu and cpu: to other "
+			"hosts; a2av and mpi: to every other rank, same-host peers too), RDMA = a "
+			"token once per destination host, its own counted (DeepEP's), NVL = the "
+			"tokens a rank ends up with, once each (DeepEP's); own = rank 0's own "
+			"bytes (sel; normal: RDMA) / its own p50, as DeepEP's tests print; cross "
+			"= bytes to other hosts / the largest p50 over ranks of the leg that "
+			"carries them, alone (normal mode over hosts); x a2av = p50 / the "
+			"all-to-all-v's%s",
+			st->ce_wanted ? "; JSON intra_GBps = same-host bytes / p50, vs_ce = the "
+					"copy engines' time / p50"
+				      : "")));
+	eb_fact_list(s, t->f, t->n);
+	free(t);
 	traffic(c, st, s);
 	moved(c, st, s);
 	selected(c, st, s);

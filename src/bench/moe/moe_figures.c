@@ -269,7 +269,7 @@ void eb_moe_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sh
 	eb_rec_int(r, "producers",
 		   !INIT_PROXIED(init) ? 0
 		   : init == INIT_GPU  ? st->blocks
-				       : eb_moe_cpu_producers(st));
+				       : st->cpu_producers);
 	eb_rec_int(r, "wrong", (long long)m->wrong);
 	rank_items(c, st, m, crossed, r);
 }

@@ -21,18 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st)
-{
-	return st->mo->piece ? st->mo->piece : c->chunk;
-}
-
-int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which)
-{
-	uint64_t n = eb_moe_piece_bytes(c, st) / (which ? st->plan.out_bytes : st->plan.tok_bytes);
-
-	return n > 0 ? (int64_t)n : 1;
-}
-
 struct eb_moe_items eb_moe_host_items(const struct eb_ctx *c, const struct mstate *st, int which,
 				      int leg)
 {
@@ -52,7 +40,7 @@ struct eb_moe_items eb_moe_host_items(const struct eb_ctx *c, const struct mstat
 				     .sig = word * (uint32_t)c->nranks,
 				     .flag = word * (uint32_t)c->nranks * EB_MOE_MAX_Q,
 				     .from_dst = g->from_dst,
-				     .piece = eb_moe_piece(c, st, which)};
+				     .piece = st->pieces[which]};
 }
 
 /* Where the current initiator's producers reach same-host peers: GPU blocks through the
@@ -94,16 +82,13 @@ static int made_stamps(struct mstate *st)
 int eb_moe_begin(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
-	const struct mopts *mo = st->mo;
 	struct eb_proxy **px = st->side[st->init].px;
 	int k, rc = EB_OK;
 
 	st->puts_mark = 0;
 	if (!INIT_PROXIED(st->init))
 		return EB_OK;
-	st->producers = st->init == INIT_GPU ? st->blocks
-			: mo->producers > 0  ? mo->producers
-					     : st->nq;
+	st->producers = st->init == INIT_GPU ? st->blocks : st->cpu_producers;
 	st->w.producers = st->producers;
 	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
 	aim(c, st);

@@ -1,8 +1,7 @@
 /* efabench moe's ops, dispatch and combine (moe_op.c): start and stop the proxy threads around an
  * initiator's points; one iteration of the current op; the puts this initiator's proxy
  * threads have started so far (0 for the a2av); a leg's items for the producers (host
- * arrays), and how many a packed write holds at most: a piece's worth (--piece, else --chunk,
- * / bytes per token or output), at least one. */
+ * arrays, with st->pieces: how many a packed write holds at most). */
 #ifndef EB_BENCH_MOE_OP_H
 #define EB_BENCH_MOE_OP_H
 
@@ -14,8 +13,5 @@ int eb_moe_iter(struct eb_ctx *c);
 uint64_t eb_moe_puts(const struct mstate *st);
 struct eb_moe_items eb_moe_host_items(const struct eb_ctx *c, const struct mstate *st, int which,
 				      int leg);
-int64_t eb_moe_piece(const struct eb_ctx *c, const struct mstate *st, int which);
-/* Bytes a packed prefill write carries at most: --piece, else the resolved --chunk. */
-uint64_t eb_moe_piece_bytes(const struct eb_ctx *c, const struct mstate *st);
 
 #endif

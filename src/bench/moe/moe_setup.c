@@ -1,4 +1,5 @@
 #include "moe_setup.h"
+#include "moe_ce.h"
 #include "moe_mpi.h"
 #include "moe_need.h"
 #include "moe_peers.h"
@@ -146,11 +147,25 @@ static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
 
 	for (op = 0; op < 2; op++)
 		for (leg = 0; leg < st->plan.nlegs; leg++) {
-			int64_t n = st->plan.leg[op][leg].items / eb_moe_piece(c, st, op);
+			int64_t n = st->plan.leg[op][leg].items / st->pieces[op];
 
 			most = n > most ? n : most;
 		}
 	return most + c->nranks + 1;
+}
+
+/* What a packed write carries at most, in bytes, tokens and rows. */
+static void pieces(const struct eb_ctx *c, struct mstate *st)
+{
+	int w;
+
+	st->piece = st->mo->piece ? st->mo->piece : c->chunk;
+	for (w = 0; w < 2; w++) {
+		uint64_t n = st->piece / (w ? st->plan.out_bytes : st->plan.tok_bytes);
+
+		st->pieces[w] = n > 0 ? (int64_t)n : 1;
+	}
+	st->ce_wanted = eb_moe_ce_wanted(c, st);
 }
 
 static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
@@ -382,7 +397,10 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 		st->nq = EB_MOE_MAX_Q;
 	st->rx = default_rx(c, mo, inits, st->nq);
 	st->npx = st->nq * (1 + st->rx);
+	st->cpu_producers = mo->producers > 0 ? mo->producers : st->nq;
 	rc = lay_out(c, st);
+	if (rc == EB_OK)
+		pieces(c, st);
 	st->crossed[OP_DISPATCH] = st->plan.cross_leg[0] >= 0;
 	st->crossed[OP_COMBINE] = st->plan.cross_leg[1] >= 0;
 	st->crossed[OP_PAIR] = st->crossed[OP_DISPATCH] && st->crossed[OP_COMBINE];

@@ -80,6 +80,10 @@ struct mstate {
 	int rx;		      /* a receiving thread beside each proxy thread */
 	int blocks;	      /* GPU producers: blocks per rank */
 	int npx;	      /* and receiving threads: nq, or 2 nq */
+	int cpu_producers;    /* CPU producer threads: --producers, else one per proxy thread */
+	uint64_t piece;	      /* bytes a packed write carries at most: --piece, else the chunk */
+	int64_t pieces[2];    /* the same in tokens (dispatch) and rows (combine), 1 at least */
+	int ce_wanted;	      /* the copy engines are timed (moe_ce.h) */
 	struct mside side[2]; /* [INIT_GPU], [INIT_CPU] */
 	struct eb_moe_work w;
 	struct eb_moe_items dev[2][2]; /* each leg's item arrays on the GPU */
@@ -127,11 +131,5 @@ struct mstate {
 	} * late;
 	size_t nlate, late_cap;
 };
-
-/* CPU producer threads per rank: --producers, else one per proxy thread. */
-static inline int eb_moe_cpu_producers(const struct mstate *st)
-{
-	return st->mo->producers > 0 ? st->mo->producers : st->nq;
-}
 
 #endif
