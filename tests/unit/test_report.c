@@ -1,9 +1,11 @@
 /* The report layer's writers: a document with nested objects, arrays of records, nulls and
  * awkward strings, written as JSON (read back by python3) and as CSV (columns in first-seen
- * order, quoting, CSV-only and JSON-only routing, missing cells left empty). */
+ * order, quoting, CSV-only and JSON-only routing, missing cells left empty); and a list of
+ * facts stated as the calls of each kind state them. */
 #include "check.h"
 #include "efabench/status.h"
 #include "report/doc.h"
+#include "report/sheet.h"
 #include "harness/sweep.h"
 
 #include <math.h>
@@ -38,6 +40,69 @@ static char *slurp(const char *path)
 		fclose(f);
 	buf[n] = '\0';
 	return buf;
+}
+
+/* The same facts through eb_fact_list and through a call each: the same header lines and the
+ * same JSON head. */
+static void fact_list(const char *dir)
+{
+	static const char *const two[] = {"a", "b"};
+	const struct eb_fact_item f[] = {
+	    EB_F_BREAK,
+	    EB_F_INT("n", "n", 3),
+	    EB_F_NUM("t", "timeout", 1.5, "%g s"),
+	    EB_F_NUM("plain", "plain", 0.25, NULL),
+	    EB_F_STR("s", NULL, "json only"),
+	    EB_F_STR(NULL, "only", "the header"),
+	    EB_F_STR(NULL, NULL, "(after it)"),
+	    EB_F_SIZE("piece", "piece", 262144),
+	    EB_F_BOOL("ok", "ok", 1),
+	    EB_F_STRS("inits", "initiators", two, 2),
+	    EB_F_STRS("none", "none", two, 0),
+	    EB_F_SAY("note", "said alone"),
+	    EB_F_INT("after", "after", -1),
+	};
+	struct eb_sheet x, y;
+	char a[96], b[96];
+	char *ta, *tb;
+	int i;
+
+	CHECK(eb_sheet_begin(&x, "toy", NULL, NULL, NULL) == EB_OK);
+	CHECK(eb_sheet_begin(&y, "toy", NULL, NULL, NULL) == EB_OK);
+	eb_fact_list(&x, f, (int)(sizeof(f) / sizeof(f[0])));
+	eb_fact_break(&y);
+	eb_fact_int(&y, "n", "n", 3);
+	eb_fact_num(&y, "t", "timeout", 1.5, "%g s");
+	eb_fact_num(&y, "plain", "plain", 0.25, NULL);
+	eb_fact_str(&y, "s", NULL, "json only");
+	eb_head_fact(&y.head, "only", "%s", "the header");
+	eb_head_fact(&y.head, NULL, "%s", "(after it)");
+	eb_fact_size(&y, "piece", "piece", 262144);
+	eb_fact_bool(&y, "ok", "ok", 1);
+	eb_fact_strs(&y, "inits", "initiators", two, 2);
+	eb_fact_strs(&y, "none", "none", two, 0);
+	eb_fact_say(&y, "note", "%s", "said alone");
+	eb_fact_int(&y, "after", "after", -1);
+	CHECK(x.head.n == y.head.n && x.head.n == 11);
+	for (i = 0; i < x.head.n && i < y.head.n; i++)
+		CHECK(strcmp(x.head.f[i].label, y.head.f[i].label) == 0 &&
+		      strcmp(x.head.f[i].value, y.head.f[i].value) == 0 &&
+		      x.head.f[i].brk == y.head.f[i].brk);
+	snprintf(a, sizeof(a), "%s/list.json", dir);
+	snprintf(b, sizeof(b), "%s/calls.json", dir);
+	CHECK(eb_doc_write(&x.doc, NULL, a) == EB_OK && eb_doc_write(&y.doc, NULL, b) == EB_OK);
+	ta = strdup(slurp(a)); /* slurp's buffer is one */
+	tb = strdup(slurp(b));
+	CHECK(ta != NULL && tb != NULL && strcmp(ta, tb) == 0);
+	CHECK(ta != NULL && strstr(ta, "\"inits\"") != NULL && strstr(ta, "\"b\"") != NULL);
+	CHECK(ta != NULL && strstr(ta, "\"none\": null") != NULL);
+	CHECK(ta != NULL && strstr(ta, "the header") == NULL);
+	free(ta);
+	free(tb);
+	eb_sheet_drop(&x);
+	eb_sheet_drop(&y);
+	unlink(a);
+	unlink(b);
 }
 
 int main(void)
@@ -114,6 +179,7 @@ int main(void)
 	eb_doc_free(&d);
 	unlink(csv);
 	unlink(json);
+	fact_list(dir);
 	rmdir(dir);
 	skew();
 	return check_done();
