@@ -86,11 +86,11 @@ int eb_moe_mpi_plan(struct eb_ctx *c, struct mstate *st)
 
 int eb_moe_mpi_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 {
-	int rc =
-	    eb_boot_alltoallv(c->boot, eb_payload_at(&st->src, 0), vec(c, st, which, leg, V_SCOUNT),
-			      vec(c, st, which, leg, V_SDISPL), eb_payload_at(&st->dst, 0),
-			      vec(c, st, which, leg, V_RCOUNT), vec(c, st, which, leg, V_RDISPL),
-			      eb_engine_deadline(c->e));
+	const int *v = vec(c, st, which, leg, V_SCOUNT); /* then sdispl, rcount, rdispl */
+	size_t n = (size_t)c->nranks;
+	char *src = eb_payload_at(&st->src, 0), *dst = eb_payload_at(&st->dst, 0);
+	uint64_t deadline = eb_engine_deadline(c->e);
+	int rc = eb_boot_alltoallv(c->boot, src, v, v + n, dst, v + 2 * n, v + 3 * n, deadline);
 
 	if (rc == EB_ENOTSUP)
 		eb_err("--initiators mpi needs a job started by an MPI launcher");

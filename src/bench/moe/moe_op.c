@@ -368,6 +368,8 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 {
 	const struct eb_moe_leg *g = &st->plan.leg[which][leg];
+	struct eb_mem *to = eb_payload_nic(&st->dst), *from = eb_payload_nic(&st->src);
+	const char *src = eb_payload_at(&st->src, 0);
 	int k, rc = EB_OK;
 
 	eb_a2av_begin(&st->a2a);
@@ -380,15 +382,14 @@ static int a2a_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 
 		if (p == c->rank) { /* its own block, contiguous as every other: one copy */
 			if (bytes > 0)
-				rc = eb_mem_copy(eb_payload_nic(&st->dst), g->dst[a],
-						 eb_payload_nic(&st->src), g->packed[a], bytes);
+				rc = eb_mem_copy(to, g->dst[a], from, g->packed[a], bytes);
 			continue;
 		}
 		if (bytes > 0)
 			(void)eb_a2av_write(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p,
-					    eb_payload_at(&st->src, g->packed[a]), bytes,
-					    st->src.reg.mr, eb_region_key(&st->dst.reg, p, 0),
-					    g->dst[a], EB_IMM(c->rank, 0), &xs);
+					    src + g->packed[a], bytes, st->src.reg.mr,
+					    eb_region_key(&st->dst.reg, p, 0), g->dst[a],
+					    EB_IMM(c->rank, 0), &xs);
 		eb_a2av_expect(&st->a2a, EB_LAYOUT_SPLIT, 0, c->rank, p, in);
 	}
 	eb_moe_stamp(c, st, which, MOE_AT_SENT, leg);
