@@ -107,15 +107,14 @@ static int doctor_plan(struct eb_ctx *c, int row, struct eb_pt *pts, int max)
 	return eb_pairs_plan(x->pairs, row - first, pts, 1, x->d->iters, 20);
 }
 
+/* The GPUs' points run hooks of their own (doctor_gpu_points.c). */
 static void doctor_turn(struct eb_ctx *c)
 {
 	if (c->pt->var == DOC_PAIRS) {
 		eb_pairs_turn(c);
-	} else if (c->pt->var == DOC_CHECKS) {
+	} else {
 		c->role = EB_ROLE_ALL;
 		c->peer = -1;
-	} else {
-		eb_doctor_gpu_turn(c);
 	}
 }
 
@@ -134,13 +133,12 @@ static void doctor_report(struct eb_ctx *c, struct eb_turn_rep *rep)
 {
 	const struct dctx *x = c->priv;
 
+	(void)rep;
 	if (c->pt->var == DOC_CHECKS)
 		(void)eb_report_bytes(c, x->mine.c, (size_t)x->mine.n * sizeof(*x->mine.c));
-	else if (c->pt->var != DOC_PAIRS)
-		eb_doctor_gpu_report(c, rep);
 }
 
-/* Rank 0: every rank's checks, the GPUs' measurements as checks, the NIC cells. */
+/* Rank 0: every rank's checks, the NIC cells. */
 static void doctor_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
 			  struct eb_rec *r)
 {
@@ -153,10 +151,6 @@ static void doctor_record(const struct eb_ctx *c, const struct eb_meas *m, struc
 		eb_pairs_collect(x->pairs, m);
 		x->grid = x->pairs->grid;
 		x->elapsed_s = (double)(eb_now_ns() - x->t0) * 1e-9;
-		return;
-	}
-	if (m->pt->var != DOC_CHECKS) {
-		eb_doctor_gpu_record(x, m);
 		return;
 	}
 	for (rank = 0; rank < m->nranks; rank++) {
@@ -256,7 +250,6 @@ static const struct eb_bench doctor_bench = {
     .turn = doctor_turn,
     .prepare = doctor_prepare,
     .iter = eb_pairs_iter,
-    .run = eb_doctor_gpu_run,
     .verify = doctor_verify,
     .report = doctor_report,
     .facts = doctor_facts,

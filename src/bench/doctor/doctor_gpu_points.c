@@ -23,30 +23,7 @@ static void gpus_of(const struct eb_pt *pt, int *a, int *b)
 	*b = pt->var == DOC_COPY ? pt->step % EB_DOC_MAX_GPUS : pt->step;
 }
 
-int eb_doctor_gpu_points(const struct dctx *x, struct eb_pt *pts, int max)
-{
-	int a, b, n = 0;
-
-	for (a = 0; a < x->maxg; a++)
-		for (b = 0; b < x->maxg && n < max; b++)
-			if (a != b)
-				pts[n++] = (struct eb_pt){.var = DOC_COPY,
-							  .step = a * EB_DOC_MAX_GPUS + b,
-							  .turns = 1,
-							  .iters = CE_ITERS,
-							  .flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
-							  .name = "GPU copies"};
-	for (a = 0; a < x->maxg && n < max; a++)
-		pts[n++] = (struct eb_pt){.var = DOC_FLOOR,
-					  .step = a,
-					  .turns = 1,
-					  .iters = FLOOR_ITERS,
-					  .flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
-					  .name = "GPU floors"};
-	return n;
-}
-
-void eb_doctor_gpu_turn(struct eb_ctx *c)
+static void gpu_turn(struct eb_ctx *c)
 {
 	const struct dctx *x = c->priv;
 	int a, b;
@@ -58,7 +35,7 @@ void eb_doctor_gpu_turn(struct eb_ctx *c)
 }
 
 /* A copy's seconds (every copy of the batch alike) or a floor's round trips. */
-int eb_doctor_gpu_run(struct eb_ctx *c, long n, double *samples, long *got)
+static int gpu_run(struct eb_ctx *c, long n, double *samples, long *got)
 {
 	struct dctx *x = c->priv;
 	double gb = 0;
@@ -92,7 +69,7 @@ int eb_doctor_gpu_run(struct eb_ctx *c, long n, double *samples, long *got)
 }
 
 /* The outcome and, for a copy, the slower end's NVLink peak (GB/s, 0 when unknown). */
-void eb_doctor_gpu_report(struct eb_ctx *c, struct eb_turn_rep *rep)
+static void gpu_report(struct eb_ctx *c, struct eb_turn_rep *rep)
 {
 	const struct dctx *x = c->priv;
 	const struct eb_dgpus *g = &x->gpus;
@@ -170,10 +147,15 @@ static void copy_check(const struct dctx *x, int a, const struct eb_dcopy *w, st
 			     w->worst_b, w->gb, w->worst, w->peak, x->d->min_nvlink);
 }
 
-void eb_doctor_gpu_record(struct dctx *x, const struct eb_meas *m)
+/* Rank 0: the point's checks, into each measuring rank's (a header point: no record). */
+static void gpu_record(const struct eb_ctx *c, const struct eb_meas *m, struct eb_sheet *s,
+		       struct eb_rec *rec)
 {
+	struct dctx *x = c->priv;
 	int a, b, r;
 
+	(void)s;
+	(void)rec;
 	gpus_of(m->pt, &a, &b);
 	for (r = 0; r < m->nranks; r++) {
 		const struct eb_turn_rep *rep = &m->rep[r];
@@ -192,4 +174,33 @@ void eb_doctor_gpu_record(struct dctx *x, const struct eb_meas *m)
 		if (b == (a == g - 1 ? g - 2 : g - 1)) /* and its last */
 			copy_check(x, a, w, &x->per[r]);
 	}
+}
+
+/* The GPUs' points run these hooks, not doctor's. */
+static const struct eb_bench gpu_hooks = {
+    .turn = gpu_turn, .run = gpu_run, .report = gpu_report, .record = gpu_record};
+
+int eb_doctor_gpu_points(const struct dctx *x, struct eb_pt *pts, int max)
+{
+	int a, b, n = 0;
+
+	for (a = 0; a < x->maxg; a++)
+		for (b = 0; b < x->maxg && n < max; b++)
+			if (a != b)
+				pts[n++] = (struct eb_pt){.var = DOC_COPY,
+							  .step = a * EB_DOC_MAX_GPUS + b,
+							  .turns = 1,
+							  .iters = CE_ITERS,
+							  .flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
+							  .name = "GPU copies",
+							  .own = &gpu_hooks};
+	for (a = 0; a < x->maxg && n < max; a++)
+		pts[n++] = (struct eb_pt){.var = DOC_FLOOR,
+					  .step = a,
+					  .turns = 1,
+					  .iters = FLOOR_ITERS,
+					  .flags = EB_PT_SELF_TIMED | EB_PT_HEAD,
+					  .name = "GPU floors",
+					  .own = &gpu_hooks};
+	return n;
 }

@@ -76,10 +76,6 @@ void eb_doctor_compare_nics(struct dctx *x);
  * every ordered pair, then floors), the role of a rank in them (the checking rank of each host
  * with those GPUs), the run and report hooks, and rank 0's checks of each point. */
 int eb_doctor_gpu_points(const struct dctx *x, struct eb_pt *pts, int max);
-void eb_doctor_gpu_turn(struct eb_ctx *c);
-int eb_doctor_gpu_run(struct eb_ctx *c, long n, double *samples, long *got);
-void eb_doctor_gpu_report(struct eb_ctx *c, struct eb_turn_rep *rep);
-void eb_doctor_gpu_record(struct dctx *x, const struct eb_meas *m);
 /* Rank 0: the plan (--dry-run), and every check's line, the tally and the records; the
  * report returns EB_EVERIFY when a check failed. */
 void eb_doctor_plan(const struct dctx *x, struct eb_sheet *s);
