@@ -82,12 +82,14 @@ static int made_stamps(struct mstate *st)
 int eb_moe_begin(struct eb_ctx *c)
 {
 	struct mstate *st = c->priv;
-	struct eb_proxy **px = st->side[st->init].px;
+	struct eb_proxy **px;
 	int k, rc = EB_OK;
 
 	st->puts_mark = 0;
+	st->px = NULL;
 	if (!INIT_PROXIED(st->init))
 		return EB_OK;
+	px = st->px = st->side[st->init].px;
 	st->producers = st->init == INIT_GPU ? st->blocks : st->cpu_producers;
 	st->w.producers = st->producers;
 	st->w.tickets = st->init == INIT_GPU ? st->tickets_dev : st->tickets;
@@ -110,10 +112,10 @@ int eb_moe_begin(struct eb_ctx *c)
 int eb_moe_end(struct eb_ctx *c, int failed)
 {
 	struct mstate *st = c->priv;
-	struct eb_proxy **px = st->side[st->init].px;
+	struct eb_proxy **px = st->px;
 	int k, rc = EB_OK;
 
-	if (!INIT_PROXIED(st->init))
+	if (px == NULL)
 		return EB_OK;
 	for (k = 0; failed && k < st->npx; k++)
 		if (px[k] != NULL)
@@ -138,36 +140,33 @@ int eb_moe_end(struct eb_ctx *c, int failed)
 
 uint64_t eb_moe_puts(const struct mstate *st)
 {
-	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t n = 0;
 	int k;
 
-	for (k = 0; INIT_PROXIED(st->init) && k < st->nq; k++)
-		n += eb_proxy_puts(px[k]);
+	for (k = 0; st->px != NULL && k < st->nq; k++)
+		n += eb_proxy_puts(st->px[k]);
 	return n;
 }
 
 /* What the proxy threads' signal words say source s sent here in this step's word. */
 static uint64_t signalled(const struct mstate *st, unsigned word)
 {
-	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t sum = 0;
 	int k;
 
 	for (k = 0; k < st->npx; k++)
-		sum += atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(px[k])[word],
+		sum += atomic_load_explicit((_Atomic uint64_t *)&eb_proxy_signals(st->px[k])[word],
 					    memory_order_acquire);
 	return sum;
 }
 
 static uint64_t idle_ns(const struct mstate *st)
 {
-	struct eb_proxy *const *px = st->side[st->init].px;
 	uint64_t least = UINT64_MAX;
 	int k;
 
 	for (k = 0; k < st->npx; k++) {
-		uint64_t n = eb_proxy_idle_ns(px[k]);
+		uint64_t n = eb_proxy_idle_ns(st->px[k]);
 
 		least = n < least ? n : least;
 	}
@@ -233,7 +232,7 @@ static int producers_failed(const struct mstate *st, const char *step, int late)
 	char why[320] = "";
 
 	for (k = 0; k < (size_t)st->nq; k++)
-		bits |= eb_proxy_errors(st->side[st->init].px[k]);
+		bits |= eb_proxy_errors(st->px[k]);
 	for (k = 0; k < sizeof(q_errors) / sizeof(q_errors[0]); k++)
 		if ((bits & (1u << k)) && used < sizeof(why))
 			used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s",
@@ -357,7 +356,7 @@ static int proxied_leg(struct eb_ctx *c, struct mstate *st, int which, int leg)
 		}
 	}
 	for (s = 0; s < st->nq; s++) /* producers give up at once; the caller stops the rest */
-		eb_proxy_abort(st->side[st->init].px[s]);
+		eb_proxy_abort(st->px[s]);
 	while (!done && producers_done(st, &failed) == 0)
 		sched_yield();
 	return rc;

@@ -85,6 +85,7 @@ struct mstate {
 	int64_t pieces[2];    /* the same in tokens (dispatch) and rows (combine), 1 at least */
 	int ce_wanted;	      /* the copy engines are timed (moe_ce.h) */
 	struct mside side[2]; /* [INIT_GPU], [INIT_CPU] */
+	struct eb_proxy **px; /* the current initiator's (side[init].px; NULL: not proxied) */
 	struct eb_moe_work w;
 	struct eb_moe_items dev[2][2]; /* each leg's item arrays on the GPU */
 	int have_dev;
