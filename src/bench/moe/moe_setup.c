@@ -154,7 +154,8 @@ static int64_t pieces_of(const struct eb_ctx *c, const struct mstate *st)
 	return most + c->nranks + 1;
 }
 
-/* What a packed write carries at most, in bytes, tokens and rows. */
+/* Once the plan is laid out: what a packed write carries at most, in bytes, tokens and rows;
+ * whether the copy engines are timed; which ops time their leg between hosts. */
 static void pieces(const struct eb_ctx *c, struct mstate *st)
 {
 	int w;
@@ -166,6 +167,9 @@ static void pieces(const struct eb_ctx *c, struct mstate *st)
 		st->pieces[w] = n > 0 ? (int64_t)n : 1;
 	}
 	st->ce_wanted = eb_moe_ce_wanted(c, st);
+	st->crossed[OP_DISPATCH] = st->plan.cross_leg[0] >= 0;
+	st->crossed[OP_COMBINE] = st->plan.cross_leg[1] >= 0;
+	st->crossed[OP_PAIR] = st->crossed[OP_DISPATCH] && st->crossed[OP_COMBINE];
 }
 
 static size_t tickets_of(const struct eb_ctx *c, const struct mstate *st)
@@ -401,9 +405,6 @@ int eb_moe_setup(struct eb_ctx *c, const struct mopts *mo)
 	rc = lay_out(c, st);
 	if (rc == EB_OK)
 		pieces(c, st);
-	st->crossed[OP_DISPATCH] = st->plan.cross_leg[0] >= 0;
-	st->crossed[OP_COMBINE] = st->plan.cross_leg[1] >= 0;
-	st->crossed[OP_PAIR] = st->crossed[OP_DISPATCH] && st->crossed[OP_COMBINE];
 	st->blocks = gpu_blocks(c, st);
 	rc = rc != EB_OK ? rc : alloc_state(c, st);
 	rc = rc != EB_OK ? rc : regions(c, st);
