@@ -73,8 +73,8 @@ void eb_doctor_judge(struct dctx *x);
 /* Rank 0: hosts with fewer usable NICs than the most any host has. */
 void eb_doctor_compare_nics(struct dctx *x);
 /* GPU measurements (doctor_gpu_points.c): the header points up to x->maxg GPUs (copies between
- * every ordered pair, then floors), the role of a rank in them (the checking rank of each host
- * with those GPUs), the run and report hooks, and rank 0's checks of each point. */
+ * every ordered pair, then floors), each on that file's own hooks: the role of a rank in them
+ * (the checking rank of each host with those GPUs), the run, the report and rank 0's checks. */
 int eb_doctor_gpu_points(const struct dctx *x, struct eb_pt *pts, int max);
 /* Rank 0: the plan (--dry-run), and every check's line, the tally and the records; the
  * report returns EB_EVERIFY when a check failed. */
