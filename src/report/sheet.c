@@ -123,83 +123,52 @@ void eb_fact_break(struct eb_sheet *s)
 	eb_head_break(&s->head);
 }
 
-/* A listed fact's JSON field. */
-static void list_json(struct eb_rec *r, const struct eb_fact_item *f)
+/* A listed fact through the call of its kind; one without a key is the header's alone (an
+ * integer or a text). */
+static void list_one(struct eb_sheet *s, const struct eb_fact_item *f)
 {
-	long long k;
-
-	switch (f->kind) {
+	switch (f->key == NULL && f->kind != EB_FACT_BREAK && f->kind != EB_FACT_SAY
+		    ? -1
+		    : (int)f->kind) {
+	case -1:
+		if (f->kind == EB_FACT_INT)
+			eb_head_fact(&s->head, f->label, "%lld", f->i);
+		else
+			eb_head_fact(&s->head, f->label, "%s", f->s != NULL ? f->s : "");
+		break;
+	case EB_FACT_BREAK:
+		eb_fact_break(s);
+		break;
 	case EB_FACT_INT:
-	case EB_FACT_SIZE:
-		eb_rec_int(r, f->key, f->i);
+		eb_fact_int(s, f->key, f->label, f->i);
 		break;
 	case EB_FACT_NUM:
-		eb_rec_num(r, f->key, f->d);
+		eb_fact_num(s, f->key, f->label, f->d, f->s);
 		break;
 	case EB_FACT_STR:
-		eb_rec_str(r, f->key, f->s);
+		eb_fact_str(s, f->key, f->label, f->s);
 		break;
-	case EB_FACT_BOOL:
-		eb_rec_bool(r, f->key, (int)f->i);
-		break;
-	case EB_FACT_STRS:
-		for (k = 0; k < f->i; k++)
-			eb_rec_strs(r, f->key, f->v[k]);
-		if (f->i == 0)
-			eb_rec_null(r, f->key);
-		break;
-	default:
-		break;
-	}
-}
-
-/* A listed fact's value as the header shows it. */
-static const char *list_shown(const struct eb_fact_item *f, char *buf, size_t len)
-{
-	size_t used = 0;
-	long long k;
-
-	switch (f->kind) {
-	case EB_FACT_INT:
-		snprintf(buf, len, "%lld", f->i);
-		return buf;
-	case EB_FACT_NUM:
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-		snprintf(buf, len, f->s != NULL ? f->s : "%g", f->d);
-#pragma GCC diagnostic pop
-		return buf;
 	case EB_FACT_SIZE:
-		return eb_size_format((uint64_t)f->i, buf, len);
+		eb_fact_size(s, f->key, f->label, (uint64_t)f->i);
+		break;
 	case EB_FACT_BOOL:
-		return f->i ? "yes" : "no";
+		eb_fact_bool(s, f->key, f->label, (int)f->i);
+		break;
 	case EB_FACT_STRS:
-		buf[0] = '\0';
-		for (k = 0; k < f->i && used < len; k++)
-			used +=
-			    (size_t)snprintf(buf + used, len - used, "%s%s", k ? " " : "", f->v[k]);
-		return f->i > 0 ? buf : "none";
-	default:
-		return f->s != NULL ? f->s : "";
+		eb_fact_strs(s, f->key, f->label, f->v, (int)f->i);
+		break;
+	case EB_FACT_SAY:
+		eb_fact_say(s, f->label, "%s", f->s);
+		break;
 	}
 }
 
 void eb_fact_list(struct eb_sheet *s, const struct eb_fact_item *f, int n)
 {
-	char buf[320];
 	int i;
 
-	for (i = 0; i < n; i++) {
-		if (f[i].key != NULL)
-			list_json(&s->doc.head, &f[i]);
-		if (f[i].kind == EB_FACT_BREAK || f[i].kind == EB_FACT_SAY)
-			eb_head_break(&s->head);
-		if (f[i].kind == EB_FACT_BREAK || (f[i].label == NULL && f[i].key != NULL))
-			continue;
-		eb_head_fact(&s->head, f[i].label, "%s", list_shown(&f[i], buf, sizeof(buf)));
-		if (f[i].kind == EB_FACT_SAY)
-			eb_head_break(&s->head);
-	}
+	for (i = 0; i < n; i++)
+		list_one(s, &f[i]);
 }
 
 static void title(const char *t);

@@ -76,7 +76,8 @@ void eb_fact_say(struct eb_sheet *s, const char *label, const char *fmt, ...)
 /* The facts that follow start a new header line. */
 void eb_fact_break(struct eb_sheet *s);
 
-/* ---- facts as data: a list stated in order, each as the call of its kind above would. */
+/* ---- facts as data: a list stated in order, each through the call of its kind above (one
+ * without a key, an integer or a text, goes to the header alone). */
 enum eb_fact_kind {
 	EB_FACT_BREAK, /* eb_fact_break */
 	EB_FACT_INT,   /* i */
@@ -89,7 +90,7 @@ enum eb_fact_kind {
 };
 struct eb_fact_item {
 	enum eb_fact_kind kind;
-	const char *key;   /* NULL: the header's alone */
+	const char *key;   /* NULL: the header's alone (INT or STR) */
 	const char *label; /* NULL: JSON's alone (with no key: the value after the last fact) */
 	long long i;
 	double d;
